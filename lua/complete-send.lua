@@ -1,0 +1,52 @@
+--[[
+  complete-send.lua: a row's request has been answered (or has failed): move the
+  send's place in the window to the completion time and, when the row reached
+  its final outcome, count it for its upload. One call, one seller's hash tag.
+
+  KEYS[1] plan     zset  (see sliding-window.lua)
+  KEYS[2] sent     zset  (see sliding-window.lua)
+  KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
+  KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
+
+  ARGV[1] row member   "{uploadId}:{row}"
+  ARGV[2] send id      the entry added to `sent` by the grant ("" when nothing was sent)
+  ARGV[3] row number
+  ARGV[4] outcome      "registered" | "duplicate" | "failed" | "" (not final: a retry follows)
+  ARGV[5] outcome JSON stored for the row (status, productId, reason)
+  ARGV[6] span W + G (ms), so the moved entries keep a TTL that covers them
+  ARGV[7] retention (s) of the upload's keys
+
+  The send's score is set to now on Redis's clock: it was now + hold while in
+  flight, and the API timed the request at or before its answer. The plan
+  entry only moves up (GT). A row is counted once, whatever the re-runs.
+
+  Returns { counted (1|0), total, registered, duplicate, failed }
+]]
+local planKey, sentKey, uploadKey, rowsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local span, retention = tonumber(ARGV[6]), tonumber(ARGV[7])
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+if sendId ~= '' then
+  redis.call('ZADD', sentKey, 'XX', now, sendId)
+  redis.call('ZADD', planKey, 'XX', 'GT', now, member)
+  for _, key in ipairs({ sentKey, planKey }) do
+    local ttl = redis.call('PTTL', key)
+    if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end
+  end
+end
+
+local counted = 0
+if outcome ~= '' and redis.call('EXISTS', uploadKey) == 1 then
+  if redis.call('HSETNX', rowsKey, row, detail) == 1 then
+    redis.call('HINCRBY', uploadKey, outcome, 1)
+    counted = 1
+  end
+  redis.call('EXPIRE', rowsKey, retention)
+  redis.call('EXPIRE', uploadKey, retention)
+end
+
+local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
+return { counted, tonumber(c[1] or '0'), tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0') }

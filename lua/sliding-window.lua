@@ -1,0 +1,110 @@
+--[[
+  sliding-window.lua: ask for a permit to send one registration for one seller.
+
+  Every key carries the seller's hash tag ({sellerId}), so one call touches one
+  cluster slot. Time is Redis's clock (TIME), in ms. Every key gets a PEXPIRE.
+
+  KEYS[1] plan      zset  row member -> slot handed out (later: send, then completion time)
+  KEYS[2] sent      zset  send id -> place in the window: send time + hold while the
+                          request is in flight, its completion time once answered
+  KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
+  KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
+  KEYS[5] throttle  string  present while the seller is throttled (for the log event)
+
+  ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
+  ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
+  ARGV[3] default limit L
+  ARGV[4] default window W (ms)
+  ARGV[5] guard G (ms)
+  ARGV[6] hold (ms): how long an unanswered send keeps its place (the API timeout)
+
+  Rule: a send is granted at `now` only if fewer than L entries of `sent` lie in
+  (now - (W + G), +inf): any L + 1 consecutive sends are then >= W + G apart.
+
+  A row's first call (no plan entry) gets a slot = max(now, L-th newest plan
+  entry + W + G, blocked); if that is now and `sent` has room it is granted,
+  otherwise the slot is recorded and the wait returned. A later call (the row
+  has a plan entry) is a re-check: before its slot or while blocked it waits
+  the rest; otherwise it is granted if `sent` has room, else it waits until
+  `sent` frees. O(log n) per call, no loops.
+
+  Returns { granted (1|0), waitMs, limit, windowMs, event }
+    event: 0 none, 1 the seller became throttled, 2 the seller was released.
+]]
+local planKey, sentKey, limitsKey, blockedKey, throttleKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local member, sendId = ARGV[1], ARGV[2]
+local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local guard, hold = tonumber(ARGV[5]), tonumber(ARGV[6])
+
+local override = redis.call('HMGET', limitsKey, 'max', 'windowMs')
+if override[1] then limit = tonumber(override[1]) end
+if override[2] then window = tonumber(override[2]) end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local span = window + guard
+
+redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
+redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
+
+local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
+
+-- when `sent` frees a place for a send at or after now (now itself when it has room)
+local function sentFreeAt()
+  if redis.call('ZCARD', sentKey) < limit then return now end
+  local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
+  return tonumber(lth[2]) + span
+end
+
+local function latest(key)
+  local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  if top[2] then return tonumber(top[2]) end
+  return now
+end
+
+local function expireAll()
+  local planTtl = math.max(latest(planKey), now) - now + span + 1000
+  redis.call('PEXPIRE', planKey, planTtl)
+  redis.call('PEXPIRE', sentKey, math.max(latest(sentKey), now) - now + span + 1000)
+  if redis.call('EXISTS', throttleKey) == 1 then redis.call('PEXPIRE', throttleKey, planTtl) end
+end
+
+local function grant()
+  redis.call('ZADD', sentKey, now + hold, sendId)
+  redis.call('ZADD', planKey, now, member)
+  local event = 0
+  if latest(planKey) <= now and redis.call('DEL', throttleKey) == 1 then event = 2 end
+  expireAll()
+  return { 1, 0, limit, window, event }
+end
+
+local function wait(untilMs, record)
+  local event = 0
+  if record then
+    redis.call('ZADD', planKey, untilMs, member)
+    if redis.call('SET', throttleKey, '1', 'NX') then event = 1 end
+  end
+  expireAll()
+  return { 0, untilMs - now, limit, window, event }
+end
+
+local planned = redis.call('ZSCORE', planKey, member)
+if planned then
+  planned = tonumber(planned)
+  if planned > now then return wait(planned, false) end
+  if blockedUntil > now then return wait(blockedUntil, false) end
+  local free = sentFreeAt()
+  if free <= now then return grant() end
+  return wait(free, false)
+end
+
+local slot = now
+local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
+if lth[2] then slot = math.max(slot, tonumber(lth[2]) + span) end
+slot = math.max(slot, blockedUntil)
+if slot <= now then
+  local free = sentFreeAt()
+  if free <= now then return grant() end
+  slot = free
+end
+return wait(slot, true)

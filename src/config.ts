@@ -1,0 +1,159 @@
+/**
+ * Environment -> one frozen, typed Config.
+ *
+ * Every variable of cli.md is validated here, at start-up, and every bad one is
+ * named at once in a ConfigError whose message is one sentence per variable:
+ * the variable, the value that arrived, and what was expected.
+ */
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const intIn = (min: number, max: number, what: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `expected ${what}`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `expected ${what}`);
+
+const redisUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'redis:' || u.protocol === 'rediss:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379');
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'expected an http:// or https:// URL such as http://127.0.0.1:3000');
+
+const clusterNodes = z
+  .string()
+  .trim()
+  .refine(
+    (v) => v === '' || v.split(',').every((s) => /^[^\s:,]+:\d{1,5}$/.test(s.trim())),
+    'expected comma-separated host:port seeds such as 10.0.0.1:7000,10.0.0.2:7000',
+  )
+  .transform((v) =>
+    v === ''
+      ? []
+      : v.split(',').map((s) => {
+          const [host, port] = s.trim().split(':') as [string, string];
+          return { host, port: Number(port) };
+        }),
+  );
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Each variable with its default, as `.env.example` lists them. */
+const schema = z.object({
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: clusterNodes.default([]),
+  REGISTRATION_API_URL: httpUrl.default('http://127.0.0.1:3000'),
+  RATE_LIMIT_MAX: intIn(1, 1_000_000, 'a whole number of registrations from 1 to 1000000').default(100),
+  RATE_LIMIT_WINDOW_MS: intIn(1, 86_400_000, 'a whole number of milliseconds from 1 to 86400000').default(60_000),
+  RATE_LIMIT_GUARD_MS: intIn(0, 60_000, 'a whole number of milliseconds from 0 to 60000').default(500),
+  WORKER_PROCESSES: intIn(1, 256, 'a whole number of processes from 1 to 256').default(16),
+  WORKER_CONCURRENCY: intIn(1, 100, 'a whole number of jobs from 1 to 100').default(1),
+  API_TIMEOUT_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(10_000),
+  MAX_ATTEMPTS: intIn(1, 100, 'a whole number of attempts from 1 to 100').default(5),
+  QUEUE_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_{}:.-]{1,64}$/, 'expected 1-64 characters of letters, digits, _ - : . { }')
+    .default('{bulk-register}'),
+  LOG_LEVEL: z.enum(LEVELS, { message: `expected one of ${LEVELS.join(', ')}` }).default('info'),
+  LOG_PRETTY: z.enum(['0', '1', ''], { message: 'expected 1 or 0' }).default(''),
+  MOCK_API_PORT: intIn(0, 65_535, 'a port number from 0 to 65535').default(3000),
+  SHUTDOWN_TIMEOUT_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(30_000),
+  LOCK_DURATION_MS: intIn(1000, 600_000, 'a whole number of milliseconds from 1000 to 600000').default(10_000),
+  JOB_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(86_400),
+  JOB_RETENTION_COUNT: intIn(0, 10_000_000, 'a whole number from 0 to 10000000').default(10_000),
+  UPLOAD_RETENTION_S: intIn(60, 31_536_000, 'a whole number of seconds from 60 to 31536000').default(604_800),
+});
+
+export type Config = Readonly<{
+  redisUrl: string;
+  redisClusterNodes: ReadonlyArray<{ host: string; port: number }>;
+  apiUrl: string;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  rateLimitGuardMs: number;
+  workerProcesses: number;
+  workerConcurrency: number;
+  apiTimeoutMs: number;
+  maxAttempts: number;
+  queuePrefix: string;
+  logLevel: (typeof LEVELS)[number];
+  logPretty: boolean | undefined;
+  mockApiPort: number;
+  shutdownTimeoutMs: number;
+  lockDurationMs: number;
+  jobRetentionS: number;
+  jobRetentionCount: number;
+  uploadRetentionS: number;
+}>;
+
+/**
+ * Validates `env` (process.env by default). Empty strings count as unset, so a
+ * `.env` line like `REDIS_CLUSTER_NODES=` keeps the default.
+ * @throws ConfigError naming every bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') raw[key] = value;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const sentences = parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0]);
+      return `${variable}=${JSON.stringify(raw[variable] ?? '')} is invalid: ${issue.message}.`;
+    });
+    throw new ConfigError([...new Set(sentences)].join(' '));
+  }
+  const c = parsed.data;
+  if (c.REDIS_CLUSTER_NODES.length > 0 && !/\{[^}]+\}/.test(c.QUEUE_PREFIX)) {
+    throw new ConfigError(
+      `QUEUE_PREFIX=${JSON.stringify(c.QUEUE_PREFIX)} is invalid: in cluster mode (REDIS_CLUSTER_NODES set) it needs a hash tag in braces, such as {bulk-register}, so that each queue's keys share one slot.`,
+    );
+  }
+  return Object.freeze({
+    redisUrl: c.REDIS_URL,
+    redisClusterNodes: Object.freeze(c.REDIS_CLUSTER_NODES),
+    apiUrl: c.REGISTRATION_API_URL.replace(/\/+$/, ''),
+    rateLimitMax: c.RATE_LIMIT_MAX,
+    rateLimitWindowMs: c.RATE_LIMIT_WINDOW_MS,
+    rateLimitGuardMs: c.RATE_LIMIT_GUARD_MS,
+    workerProcesses: c.WORKER_PROCESSES,
+    workerConcurrency: c.WORKER_CONCURRENCY,
+    apiTimeoutMs: c.API_TIMEOUT_MS,
+    maxAttempts: c.MAX_ATTEMPTS,
+    queuePrefix: c.QUEUE_PREFIX,
+    logLevel: c.LOG_LEVEL,
+    logPretty: c.LOG_PRETTY === '' ? undefined : c.LOG_PRETTY === '1',
+    mockApiPort: c.MOCK_API_PORT,
+    shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    lockDurationMs: c.LOCK_DURATION_MS,
+    jobRetentionS: c.JOB_RETENTION_S,
+    jobRetentionCount: c.JOB_RETENTION_COUNT,
+    uploadRetentionS: c.UPLOAD_RETENTION_S,
+  });
+}

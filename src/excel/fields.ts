@@ -1,0 +1,56 @@
+/** The sheet's fields, their header aliases and limits (excel-format.md). */
+export const FIELDS = ['sku', 'name', 'price', 'stock', 'category', 'brand', 'description', 'imageUrl'] as const;
+export type Field = (typeof FIELDS)[number];
+
+export const REQUIRED: readonly Field[] = ['sku', 'name', 'price', 'stock', 'category'];
+
+export const ALIASES: Record<Field, readonly string[]> = {
+  sku: ['sku', '판매자상품코드', '상품코드', 'seller sku'],
+  name: ['name', '상품명', 'product name'],
+  price: ['price', '판매가', 'sale price'],
+  stock: ['stock', '재고수량', '재고', 'quantity'],
+  category: ['category', '카테고리코드', '카테고리', 'category code'],
+  brand: ['brand', '브랜드'],
+  description: ['description', '상품설명', '상세설명'],
+  imageUrl: ['imageUrl', '대표이미지', '이미지url', 'image url'],
+};
+
+/** Header text compared ignoring case, surrounding and inner spaces, `_` and `-`. */
+export function normalizeHeader(text: string): string {
+  return text.normalize('NFC').toLowerCase().replace(/[\s_-]+/g, '');
+}
+
+const BY_ALIAS = new Map<string, Field>(
+  FIELDS.flatMap((field) => ALIASES[field].map((alias) => [normalizeHeader(alias), field] as const)),
+);
+
+export function fieldForHeader(text: string): Field | undefined {
+  return BY_ALIAS.get(normalizeHeader(text));
+}
+
+export const TEXT_LIMITS: Partial<Record<Field, { min: number; max: number }>> = {
+  sku: { min: 1, max: 50 },
+  name: { min: 1, max: 100 },
+  category: { min: 1, max: 20 },
+  brand: { min: 0, max: 50 },
+  description: { min: 0, max: 5000 },
+};
+
+export const WHOLE_LIMITS: Partial<Record<Field, { min: number; max: number }>> = {
+  price: { min: 1, max: 1_000_000_000 },
+  stock: { min: 0, max: 99_999 },
+};
+
+export const MAX_PRODUCT_ROWS = 500;
+
+/** The body of one registration request (registration-api.md); optional fields absent when empty. */
+export interface Product {
+  sku: string;
+  name: string;
+  price: number;
+  stock: number;
+  category: string;
+  brand?: string;
+  description?: string;
+  imageUrl?: string;
+}

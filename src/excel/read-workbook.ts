@@ -1,0 +1,128 @@
+/**
+ * exceljs I/O: streams the chosen worksheet of an .xlsx and turns its cells into
+ * SheetCells. Reading stops as soon as the sheet shows more product rows than
+ * allowed, so a huge sheet is never read to its end.
+ */
+import { Readable } from 'node:stream';
+import ExcelJS from 'exceljs';
+import { UploadRejected } from './errors.js';
+import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
+
+export const SHEET_NAMES = ['products', '상품'];
+/** Columns past this one are never read (the sheet's fields sit well before it). */
+export const MAX_COLUMNS = 200;
+/** A cell's text beyond this is cut (no field allows more than 5,000 characters). */
+export const MAX_CELL_CHARS = 32_767;
+
+interface SheetInfo {
+  name: string;
+  state?: string;
+}
+
+type ReaderWithModel = { model?: { sheets?: SheetInfo[] } };
+
+function pickSheet(sheets: SheetInfo[]): string | undefined {
+  const named = sheets.find((s) => SHEET_NAMES.includes(s.name.trim().toLowerCase()));
+  if (named) return named.name;
+  return sheets.find((s) => s.state !== 'hidden' && s.state !== 'veryHidden')?.name;
+}
+
+function textOf(value: string): SheetCell {
+  return { kind: 'text', text: value.length > MAX_CELL_CHARS ? value.slice(0, MAX_CELL_CHARS) : value };
+}
+
+/** exceljs cell value -> SheetCell. */
+export function toSheetCell(value: unknown): SheetCell {
+  if (value === null || value === undefined) return EMPTY;
+  if (typeof value === 'string') return textOf(value);
+  if (typeof value === 'number') return Number.isFinite(value) ? { kind: 'number', value } : { kind: 'error', text: 'not a number' };
+  if (typeof value === 'boolean') return { kind: 'bool', value };
+  if (value instanceof Date) return { kind: 'date' };
+  if (typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (Array.isArray(v.richText)) {
+      return textOf(v.richText.map((run: { text?: unknown }) => String(run?.text ?? '')).join(''));
+    }
+    if ('formula' in v || 'sharedFormula' in v) {
+      if (!('result' in v) || v.result === undefined) return { kind: 'error', text: 'a formula with no saved result' };
+      const result = v.result;
+      if (typeof result === 'number' && Number.isNaN(result)) return { kind: 'error', text: 'a formula whose result is an error' };
+      if (result !== null && typeof result === 'object' && 'error' in result) {
+        return { kind: 'error', text: `a formula whose result is ${String((result as { error: unknown }).error)}` };
+      }
+      return toSheetCell(result);
+    }
+    if ('error' in v) return { kind: 'error', text: `the error ${String(v.error)}` };
+    if ('text' in v || 'hyperlink' in v) {
+      const text = toSheetCell(v.text);
+      return isEmptyCell(text) && typeof v.hyperlink === 'string' ? textOf(v.hyperlink) : text;
+    }
+  }
+  return { kind: 'error', text: 'a value that cannot be read' };
+}
+
+function rowCells(values: unknown): SheetCell[] {
+  // exceljs row.values is 1-based: index 0 is unused.
+  const list = Array.isArray(values) ? values : [];
+  const out: SheetCell[] = [];
+  const end = Math.min(list.length, MAX_COLUMNS + 1);
+  for (let i = 1; i < end; i++) out.push(toSheetCell(list[i]));
+  return out;
+}
+
+/**
+ * Reads the products sheet: the one named `products` or `상품` (any case), else
+ * the first visible worksheet.
+ * @param stopAfter reading stops at the first non-empty row past this many (so a
+ *   sheet just over the limit is counted exactly, and a huge one is not read to its end).
+ * @throws UploadRejected when the workbook cannot be read or has no usable sheet.
+ */
+export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<SheetData> {
+  const input = Readable.from([bytes]);
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
+    sharedStrings: 'cache',
+    hyperlinks: 'ignore',
+    styles: 'cache',
+    worksheets: 'emit',
+    entries: 'ignore',
+  });
+  let target: string | undefined;
+  let firstSeen: string | undefined;
+  try {
+    for await (const worksheet of reader) {
+      const ws = worksheet as unknown as { name?: string; state?: string } & AsyncIterable<{ number: number; values: unknown }>;
+      const sheets = (reader as unknown as ReaderWithModel).model?.sheets;
+      target ??= sheets && sheets.length > 0 ? pickSheet(sheets) : undefined;
+      const name = ws.name ?? '';
+      firstSeen ??= name;
+      const wanted = target !== undefined ? name === target : ws.state !== 'hidden' && ws.state !== 'veryHidden';
+      if (!wanted) continue;
+
+      let header: SheetCell[] | undefined;
+      const rows: SheetRow[] = [];
+      let overLimit = false;
+      for await (const row of ws) {
+        const cells = rowCells(row.values);
+        if (row.number === 1) {
+          header = cells;
+          continue;
+        }
+        if (header === undefined) header = [];
+        if (cells.every(isEmptyCell)) continue;
+        rows.push({ row: row.number, cells });
+        if (rows.length > stopAfter) {
+          overLimit = true;
+          break;
+        }
+      }
+      return { sheetName: name, header: header ?? [], rows, overLimit };
+    }
+  } catch (err) {
+    if (err instanceof UploadRejected) throw err;
+    throw new UploadRejected('the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as .xlsx again and upload the new file.');
+  } finally {
+    input.destroy();
+  }
+  if (firstSeen === undefined) throw new UploadRejected('the workbook has no worksheet: add a sheet named "products" with the header row.');
+  throw new UploadRejected('the workbook has no visible worksheet: unhide the products sheet or name it "products".');
+}

@@ -1,0 +1,29 @@
+/** A cell as the rules see it, whatever the file format it came from. */
+export type SheetCell =
+  | { kind: 'empty' }
+  | { kind: 'text'; text: string }
+  | { kind: 'number'; value: number }
+  | { kind: 'bool'; value: boolean }
+  | { kind: 'date' }
+  | { kind: 'error'; text: string };
+
+export const EMPTY: SheetCell = { kind: 'empty' };
+
+/** One sheet row: its spreadsheet row number (header = 1) and cells by 0-based column. */
+export interface SheetRow {
+  row: number;
+  cells: SheetCell[];
+}
+
+export interface SheetData {
+  sheetName: string;
+  header: SheetCell[];
+  /** Non-empty rows after the header, in order; reading stops after `stopAfter` + 1 of them. */
+  rows: SheetRow[];
+  /** Set when reading stopped early: the sheet has more than rows.length - 1 product rows. */
+  overLimit: boolean;
+}
+
+export function isEmptyCell(cell: SheetCell | undefined): boolean {
+  return cell === undefined || cell.kind === 'empty' || (cell.kind === 'text' && cell.text.trim() === '');
+}

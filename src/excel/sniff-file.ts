@@ -1,0 +1,72 @@
+/**
+ * Judges a file's format by its bytes, not its name.
+ * Pure: takes the bytes and the file name, returns what it is or throws UploadRejected.
+ */
+import { extname } from 'node:path';
+import { UploadRejected } from './errors.js';
+
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export type SheetFormat = 'xlsx' | 'csv';
+
+const has = (bytes: Buffer, text: string, encoding: BufferEncoding = 'latin1') =>
+  bytes.indexOf(Buffer.from(text, encoding)) !== -1;
+
+function looksLikeText(bytes: Buffer): boolean {
+  const sample = bytes.subarray(0, 4096);
+  if (sample.length === 0) return false;
+  let control = 0;
+  for (const b of sample) if (b < 9 || (b > 13 && b < 32)) control++;
+  return control / sample.length < 0.01;
+}
+
+/**
+ * @returns the format to read the bytes as, and warnings for the seller.
+ * @throws UploadRejected for anything that is not an .xlsx workbook (or CSV text in a .csv file).
+ */
+export function sniffFile(bytes: Buffer, fileName: string): { format: SheetFormat; warnings: string[] } {
+  const ext = extname(fileName).toLowerCase() || '(none)';
+  const named = ext === '(none)' ? 'this file' : `this ${ext} file`;
+  if (bytes.length === 0) throw new UploadRejected('the file is empty: save the sheet as .xlsx and upload it again.');
+  if (bytes.length > MAX_FILE_BYTES) throw tooLarge(bytes.length);
+
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 3 || bytes[2] === 5) && (bytes[3] === 4 || bytes[3] === 6)) {
+    if (has(bytes, 'xl/workbook.xml')) {
+      const warnings = ext === '.xlsx' || ext === '.xlsm' ? [] : [`${named} holds an .xlsx workbook; it was read as .xlsx.`];
+      return { format: 'xlsx', warnings };
+    }
+    if (has(bytes, 'word/document.xml')) throw new UploadRejected(`${named} is a Word document, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
+    if (has(bytes, 'ppt/presentation.xml')) throw new UploadRejected(`${named} is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
+    if (has(bytes, 'opendocument.spreadsheet')) throw new UploadRejected(`${named} is an OpenDocument spreadsheet (.ods): save it as .xlsx.`);
+    throw new UploadRejected(`${named} is a zip archive but not an .xlsx workbook: upload the .xlsx file itself, not an archive.`);
+  }
+  if (bytes.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))) {
+    if (has(bytes, 'EncryptionInfo', 'utf16le') || has(bytes, 'EncryptedPackage', 'utf16le')) {
+      throw new UploadRejected('the workbook is password-protected: remove the password (File > Info > Protect Workbook) and save it as .xlsx again.');
+    }
+    throw new UploadRejected('legacy .xls is not supported: save the file as .xlsx.');
+  }
+  if (looksLikeText(bytes)) {
+    const head = bytes.subarray(0, 2048).toString('utf8').replace(/^\uFEFF/, '').trimStart().toLowerCase();
+    if (head.startsWith('<')) {
+      if (head.includes('<html') || head.includes('<table') || head.includes('<!doctype')) {
+        throw new UploadRejected(`${named} holds a web page (HTML), not a workbook: open it in Excel and save it as .xlsx.`);
+      }
+      if (head.includes('urn:schemas-microsoft-com:office:spreadsheet')) {
+        throw new UploadRejected(`${named} is an Excel 2003 XML spreadsheet: open it in Excel and save it as .xlsx.`);
+      }
+      throw new UploadRejected(`${named} holds XML text, not a workbook: save the sheet as .xlsx.`);
+    }
+    if (ext === '.csv' || ext === '.txt' || ext === '.tsv') return { format: 'csv', warnings: [] };
+    throw new UploadRejected(`${named} holds CSV text: save it as .xlsx or rename it .csv.`);
+  }
+  if (ext === '.csv') return { format: 'csv', warnings: [] };
+  if (bytes[0] === 0x25 && has(bytes.subarray(0, 5), '%PDF')) throw new UploadRejected(`${named} is a PDF document, not a workbook: upload the sheet saved as .xlsx.`);
+  throw new UploadRejected(`${named} is not an .xlsx workbook (its content is not recognised): save the sheet as .xlsx.`);
+}
+
+export function tooLarge(size: number): UploadRejected {
+  return new UploadRejected(
+    `the file is ${(size / 1024 / 1024).toFixed(1)} MiB; at most 10 MiB is allowed: remove images or split the products into several files.`,
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * Redis key names. Every key of one seller's limiter and uploads carries the
+ * seller's hash tag `{sellerId}`, so each script call touches one cluster slot.
+ * The namespace is QUEUE_PREFIX without its braces (`{bulk-register}` ->
+ * `bulk-register`): the seller, not the queue, must be the hash tag.
+ */
+export const SELLER_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function namespaceOf(queuePrefix: string): string {
+  return queuePrefix.replace(/[{}]/g, '') || 'bulk-register';
+}
+
+export type SellerKeys = ReturnType<typeof sellerKeys>;
+
+export function sellerKeys(ns: string, sellerId: string) {
+  const base = `${ns}:rl:{${sellerId}}`;
+  return {
+    plan: `${base}:plan`,
+    sent: `${base}:sent`,
+    limits: `${base}:limits`,
+    blocked: `${base}:blocked`,
+    throttle: `${base}:throttle`,
+  };
+}
+
+export function uploadKeys(ns: string, sellerId: string, uploadId: string) {
+  const base = `${ns}:up:{${sellerId}}:${uploadId}`;
+  return {
+    /** hash: sellerId, file, rows, total, registered, duplicate, failed, createdAt, enqueued */
+    upload: base,
+    /** hash: row -> final outcome JSON */
+    rows: `${base}:rows`,
+    /** string: JSON of the invalid rows and the sheet's rows as uploaded (for reports) */
+    sheet: `${base}:sheet`,
+  };
+}
+
+/** zset of `${sellerId}/${uploadId}` scored by creation time (ms): the upload index. */
+export const uploadIndexKey = (ns: string) => `${ns}:uploads`;
+/** set of sellers that have a limit override. */
+export const limitIndexKey = (ns: string) => `${ns}:limits`;
+
+/** The row's identity everywhere: BullMQ job id tail, plan member and Idempotency-Key. */
+export const rowMember = (uploadId: string, row: number) => `${uploadId}:${row}`;
+
+export const QUEUE_NAME = 'registrations';

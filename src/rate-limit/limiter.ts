@@ -1,0 +1,102 @@
+/**
+ * The per-seller limiter: typed calls to the Lua scripts in lua/. Decisions are
+ * returned as values (rate-limiter-flexible style); only real failures throw.
+ * All times in the replies are durations on Redis's clock, in ms.
+ */
+import { namespaceOf, sellerKeys, uploadKeys } from '../keys.js';
+import type { RedisClient } from '../redis.js';
+
+export interface LimiterSettings {
+  /** QUEUE_PREFIX: the key namespace. */
+  queuePrefix: string;
+  limit: number;
+  windowMs: number;
+  guardMs: number;
+  /** How long an unanswered send keeps its place (the API timeout). */
+  holdMs: number;
+}
+
+export type LimiterEvent = 'throttled' | 'released' | undefined;
+
+export interface Permit {
+  granted: boolean;
+  /** 0 when granted; else how long to wait before asking again. */
+  waitMs: number;
+  /** The seller's limit and window in force (an override, or the defaults). */
+  limit: number;
+  windowMs: number;
+  event: LimiterEvent;
+}
+
+export type Outcome = 'registered' | 'duplicate' | 'failed';
+
+export interface UploadCounts {
+  total: number;
+  registered: number;
+  duplicate: number;
+  failed: number;
+}
+
+const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
+
+export class SellerLimiter {
+  private readonly ns: string;
+
+  constructor(
+    private readonly redis: RedisClient,
+    readonly settings: LimiterSettings,
+  ) {
+    this.ns = namespaceOf(settings.queuePrefix);
+  }
+
+  keys(sellerId: string) {
+    return sellerKeys(this.ns, sellerId);
+  }
+
+  /** lua/sliding-window.lua: one call per ask; a row asks at most twice on the normal path. */
+  async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
+    const k = this.keys(sellerId);
+    const s = this.settings;
+    const [granted, waitMs, limit, windowMs, event] = await this.redis.acquirePermit(
+      k.plan, k.sent, k.limits, k.blocked, k.throttle,
+      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs,
+    );
+    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event] };
+  }
+
+  /**
+   * lua/complete-send.lua: the answer (or error) arrived. Moves the send's place to
+   * now and, when `outcome` is given, counts the row once for its upload.
+   * @returns whether this call counted the row, and the upload's counts after it.
+   */
+  async complete(
+    args: { sellerId: string; uploadId: string; row: number; member: string; sendId: string },
+    final: { outcome: Outcome; detail: object } | undefined,
+    retentionS: number,
+  ): Promise<{ counted: boolean } & UploadCounts> {
+    const k = this.keys(args.sellerId);
+    const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
+    const [counted, total, registered, duplicate, failed] = await this.redis.completeSend(
+      k.plan, k.sent, u.upload, u.rows,
+      args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
+      this.settings.windowMs + this.settings.guardMs, retentionS,
+    );
+    return { counted: counted === 1, total, registered, duplicate, failed };
+  }
+
+  /** lua/block-seller.lua: the API said 429; every row of the seller waits `waitMs`. */
+  async block(sellerId: string, waitMs: number, sendId: string): Promise<number> {
+    const k = this.keys(sellerId);
+    return this.redis.blockSeller(k.blocked, k.sent, Math.max(0, Math.ceil(waitMs)), sendId, this.settings.windowMs + this.settings.guardMs);
+  }
+
+  /** lua/peek-permit.lua: read-only; when a new row of the seller could be sent. */
+  async peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }> {
+    const k = this.keys(sellerId);
+    const s = this.settings;
+    const [nextPermitInMs, limit, windowMs, plannedAhead] = await this.redis.peekPermit(
+      k.plan, k.sent, k.limits, k.blocked, s.limit, s.windowMs, s.guardMs,
+    );
+    return { nextPermitInMs, limit, windowMs, plannedAhead };
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Redis connections (single node or cluster) with the Lua commands defined once
+ * per connection. ioredis `defineCommand` sends EVALSHA and re-sends the script
+ * after NOSCRIPT (a restarted or failed-over Redis), so callers never see it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Config } from './config.js';
+import { maskUrl } from './logger.js';
+import { LUA_DIR } from './paths.js';
+
+type Reply5 = [number, number, number, number, number];
+
+export interface LuaCommands {
+  /** lua/sliding-window.lua */
+  acquirePermit(
+    plan: string, sent: string, limits: string, blocked: string, throttle: string,
+    member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
+  ): Promise<Reply5>;
+  /** lua/complete-send.lua */
+  completeSend(
+    plan: string, sent: string, upload: string, rows: string,
+    member: string, sendId: string, row: number, outcome: string, detail: string, spanMs: number, retentionS: number,
+  ): Promise<Reply5>;
+  /** lua/block-seller.lua */
+  blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
+  /** lua/peek-permit.lua */
+  peekPermit(
+    plan: string, sent: string, limits: string, blocked: string,
+    limit: number, windowMs: number, guardMs: number,
+  ): Promise<[number, number, number, number]>;
+}
+
+export type RedisClient = (Redis | Cluster) & LuaCommands;
+
+const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
+  acquirePermit: { file: 'sliding-window.lua', keys: 5 },
+  completeSend: { file: 'complete-send.lua', keys: 4 },
+  blockSeller: { file: 'block-seller.lua', keys: 2 },
+  peekPermit: { file: 'peek-permit.lua', keys: 4 },
+};
+
+let scriptSource: Map<string, string> | undefined;
+function luaSource(file: string): string {
+  scriptSource ??= new Map();
+  let lua = scriptSource.get(file);
+  if (lua === undefined) {
+    lua = readFileSync(join(LUA_DIR, file), 'utf8');
+    scriptSource.set(file, lua);
+  }
+  return lua;
+}
+
+/** Defines the project's Lua commands on a connection (idempotent per connection). */
+export function defineCommands<T extends Redis | Cluster>(client: T): T & LuaCommands {
+  for (const [name, { file, keys }] of Object.entries(SCRIPTS)) {
+    if (typeof (client as unknown as Record<string, unknown>)[name] !== 'function') {
+      client.defineCommand(name, { numberOfKeys: keys, lua: luaSource(file) });
+    }
+  }
+  return client as T & LuaCommands;
+}
+
+export type ConnectionPurpose =
+  /** a command-line run: fail fast when Redis is not there */
+  | 'cli'
+  /** a long-lived worker: wait and retry for as long as Redis is away (BullMQ needs maxRetriesPerRequest null) */
+  | 'worker';
+
+export function redisOptions(config: Config, purpose: ConnectionPurpose): RedisOptions {
+  const base: RedisOptions = {
+    lazyConnect: true,
+    connectionName: `bulk-register:${purpose}`,
+  };
+  if (purpose === 'cli') {
+    return {
+      ...base,
+      connectTimeout: 3000,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+      retryStrategy: (times) => (times > 2 ? null : 200),
+    };
+  }
+  return {
+    ...base,
+    maxRetriesPerRequest: null,
+    enableReadyCheck: true,
+    retryStrategy: (times) => Math.min(200 * times, 2000),
+  };
+}
+
+/** A new connection (not yet connected: call `connectChecked`). */
+export function createRedis(config: Config, purpose: ConnectionPurpose): RedisClient {
+  const options = redisOptions(config, purpose);
+  if (config.redisClusterNodes.length > 0) {
+    const { password, username, tls } = urlAuth(config.redisUrl);
+    const cluster = new Cluster([...config.redisClusterNodes], {
+      lazyConnect: true,
+      enableOfflineQueue: true,
+      clusterRetryStrategy: purpose === 'cli' ? (times) => (times > 2 ? null : 200) : (times) => Math.min(200 * times, 2000),
+      redisOptions: { ...options, lazyConnect: false, password, username, tls },
+    });
+    return defineCommands(cluster);
+  }
+  return defineCommands(new Redis(config.redisUrl, options));
+}
+
+function urlAuth(url: string): { password?: string; username?: string; tls?: object } {
+  const u = new URL(url);
+  return {
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+export class RedisUnavailable extends Error {
+  override readonly name = 'RedisUnavailable';
+}
+
+/** Where Redis is, for messages: never with the password. */
+export function describeRedis(config: Config): string {
+  return config.redisClusterNodes.length > 0
+    ? `the Redis Cluster at ${config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+    : `Redis at ${maskUrl(config.redisUrl)}`;
+}
+
+/**
+ * Connects and pings once.
+ * @throws RedisUnavailable with one sentence naming where Redis was expected.
+ */
+export async function connectChecked(client: RedisClient, config: Config): Promise<void> {
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    const reason = maskUrl(err instanceof Error ? err.message : String(err));
+    throw new RedisUnavailable(
+      `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES.`,
+    );
+  }
+}

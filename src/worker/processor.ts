@@ -1,0 +1,115 @@
+/**
+ * The job processor: one row -> one permit -> one API call -> one outcome.
+ *
+ * - No permit: the job moves to delayed until the time Redis gave
+ *   (`job.moveToDelayed` + DelayedError): no attempt used, other sellers flow.
+ * - 201/200 registered, 409 duplicate, 400/422 failed: the row is final and counted once.
+ * - 429: the wait is written into the seller's limiter and the job is delayed,
+ *   without using an attempt.
+ * - 5xx, timeout, connection error: thrown, so BullMQ retries with backoff and the
+ *   same Idempotency-Key; the last attempt ends the row as failed with the reason.
+ */
+import { randomBytes } from 'node:crypto';
+import { DelayedError, type Job } from 'bullmq';
+import type { Logger } from '../logger.js';
+import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
+import type { RedisClient } from '../redis.js';
+import type { Outcome, SellerLimiter, UploadCounts } from '../rate-limit/limiter.js';
+import type { RegistrationClient } from '../registration/client.js';
+import type { ApiOutcome } from '../registration/outcome.js';
+import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
+import type { RegistrationJob } from '../queue.js';
+
+/** A failed attempt that BullMQ should retry (with backoff and the same key). */
+export class TransientFailure extends Error {
+  override readonly name = 'TransientFailure';
+  readonly retryable = true;
+}
+
+export interface ProcessorDeps {
+  redis: RedisClient;
+  limiter: SellerLimiter;
+  api: RegistrationClient;
+  log: Logger;
+  /** The host's clock (ms), used only to turn Redis's durations into BullMQ timestamps. */
+  now: () => number;
+  maxAttempts: number;
+  uploadRetentionS: number;
+  /** Called once per row counted with its final outcome, and per 429 seen (metrics). */
+  onOutcome?: (outcome: Outcome | 'tooMany' | 'delayed') => void;
+}
+
+export type ProcessResult = { outcome: Outcome; productId?: string; reason?: string };
+
+export function createProcessor(deps: ProcessorDeps) {
+  const { limiter, api, log } = deps;
+  const ns = namespaceOf(limiter.settings.queuePrefix);
+
+  async function uploadCounts(sellerId: string, uploadId: string): Promise<UploadCounts> {
+    const v = await deps.redis.hmget(uploadKeys(ns, sellerId, uploadId).upload, 'total', 'registered', 'duplicate', 'failed');
+    const [total, registered, duplicate, failed] = v.map((x) => Number(x ?? 0)) as [number, number, number, number];
+    return { total, registered, duplicate, failed };
+  }
+
+  async function delay(job: Job<RegistrationJob>, token: string | undefined, waitMs: number): Promise<never> {
+    deps.onOutcome?.('delayed');
+    await job.moveToDelayed(deps.now() + Math.max(1, waitMs), token);
+    throw new DelayedError();
+  }
+
+  return async function processRegistration(job: Job<RegistrationJob>, token?: string): Promise<ProcessResult> {
+    const { sellerId, uploadId, row, product } = job.data;
+    const member = rowMember(uploadId, row);
+    const sendId = `${member}#${randomBytes(6).toString('hex')}`;
+    const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
+
+    const permit = await limiter.acquire(sellerId, member, sendId);
+    if (permit.event) {
+      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
+    }
+    if (!permit.granted) return delay(job, token, permit.waitMs);
+
+    let outcome: ApiOutcome;
+    try {
+      outcome = await api.register(sellerId, member, product);
+    } catch (err) {
+      outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
+    }
+    const ids = { sellerId, uploadId, row, member, sendId };
+
+    if (outcome.kind === 'throttled') {
+      deps.onOutcome?.('tooMany');
+      const waitMs = await limiter.block(sellerId, outcome.retryAfterMs, sendId);
+      log.warn({ sellerId, uploadId, row, retryAfterMs: outcome.retryAfterMs }, 'the API answered 429: the seller waits for Retry-After');
+      return delay(job, token, waitMs);
+    }
+
+    if (outcome.kind === 'transient') {
+      const attempt = job.attemptsMade + 1;
+      if (attempt < deps.maxAttempts) {
+        await limiter.complete(ids, undefined, deps.uploadRetentionS);
+        log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
+        throw new TransientFailure(outcome.reason);
+      }
+      outcome = { kind: 'invalid', reason: `gave up after ${attempt} attempts: ${outcome.reason}` };
+    }
+
+    const result: ProcessResult =
+      outcome.kind === 'registered' ? { outcome: 'registered', productId: outcome.productId }
+      : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
+      : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
+    const counts = await limiter.complete(ids, { outcome: result.outcome, detail: { status: result.outcome, ...result } }, deps.uploadRetentionS);
+    if (counts.counted) {
+      deps.onOutcome?.(result.outcome);
+      if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
+      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs));
+    }
+    return result;
+  };
+}
+
+/** Exponential backoff with jitter: 1 s, 2 s, 4 s ... (capped at 30 s), each scaled by a random 0.5-1.0. */
+export function backoffWithJitter(attemptsMade: number, random: () => number = Math.random): number {
+  const base = Math.min(30_000, 1000 * 2 ** Math.max(0, attemptsMade - 1));
+  return Math.round(base * (0.5 + random() * 0.5));
+}
