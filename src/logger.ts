@@ -5,6 +5,7 @@
  * string is logged, and fields that commonly hold secrets are redacted.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -54,7 +55,8 @@ export function createLogger(
     },
   };
   if (pretty && destination === undefined) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, destination: 1 } } });
+    // In-process and synchronous: no transport thread per worker process.
+    return pino(options, pinoPretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname' }));
   }
   return destination ? pino(options, destination) : pino(options);
 }

@@ -142,3 +142,20 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     );
   }
 }
+
+/**
+ * A connection for BullMQ (Queue or Worker), which duplicates it for its blocking
+ * connections. Not lazy: BullMQ expects it to connect by itself.
+ */
+export function bullConnection(config: Config, purpose: ConnectionPurpose): Redis | Cluster {
+  const options = { ...redisOptions(config, purpose), lazyConnect: false, maxRetriesPerRequest: purpose === 'worker' ? null : 1 };
+  if (config.redisClusterNodes.length > 0) {
+    const { password, username, tls } = urlAuth(config.redisUrl);
+    return new Cluster([...config.redisClusterNodes], {
+      enableOfflineQueue: true,
+      clusterRetryStrategy: options.retryStrategy as (times: number) => number | null,
+      redisOptions: { ...options, password, username, tls },
+    });
+  }
+  return new Redis(config.redisUrl, options);
+}

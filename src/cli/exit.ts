@@ -1,0 +1,30 @@
+/** Exit codes (cli.md) and the one-sentence error path. Only src/cli/ exits the process. */
+import { ConfigError } from '../config.js';
+import { UploadRejected } from '../excel/errors.js';
+import { stripControls } from '../excel/parse-products.js';
+import { maskUrl } from '../logger.js';
+import { RedisUnavailable } from '../redis.js';
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, someInvalid: 3 } as const;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Text bound for a terminal: no control sequences, no credentials. */
+export function safeText(text: string): string {
+  return maskUrl(stripControls(text));
+}
+
+export function fail(err: unknown): never {
+  if (err instanceof UsageError) {
+    process.stderr.write(`error: ${safeText(err.message)}\n`);
+    process.exit(EXIT.usage);
+  }
+  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable;
+  const message = err instanceof Error ? err.message : String(err);
+  const sentence = known ? message : `unexpected error: ${message}`;
+  process.stderr.write(`${safeText(sentence.charAt(0).toUpperCase() + sentence.slice(1))}\n`);
+  if (!known && process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  process.exit(EXIT.failure);
+}

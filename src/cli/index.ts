@@ -1,0 +1,108 @@
+/**
+ * The command table. The only code that touches argv, signals and process.exit.
+ * Exit codes: 0 ok, 1 failure (one sentence on stderr), 2 usage, 3 some rows invalid.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import dotenv from 'dotenv';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger } from '../logger.js';
+import { EXIT, fail } from './exit.js';
+import { mockApiCommand } from './mock-api.js';
+import { statusCommand } from './status.js';
+import { uploadCommand } from './upload.js';
+import { workersCommand } from './workers.js';
+
+dotenv.config({ quiet: true });
+
+function wholeNumber(name: string, min: number, max: number) {
+  return (value: string) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max} for ${name}.`);
+    }
+    return Number(value);
+  };
+}
+
+/** Config from the environment, with command-line overrides applied as environment values. */
+function configWith(overrides: Record<string, string | number | undefined> = {}): Config {
+  const env = { ...process.env };
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v);
+  Object.assign(process.env, Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])));
+  return loadConfig(env);
+}
+
+function run(action: () => Promise<number>): Promise<void> {
+  return action().then(
+    (code) => process.exit(code),
+    (err: unknown) => fail(err),
+  );
+}
+
+const program = new Command();
+program
+  .name('bulk-register')
+  .description('Register marketplace products in bulk from an Excel sheet, throttled per seller.')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride()
+  .configureOutput({ outputError: (str, write) => write(str) });
+
+program
+  .command('upload')
+  .description('parse and validate a sheet, then enqueue one job per valid row')
+  .argument('<file>', 'the .xlsx (or .csv) sheet')
+  .requiredOption('--seller <id>', 'the seller the products belong to')
+  .option('--dry-run', 'validate only; enqueue nothing')
+  .option('--json', 'print one JSON object on stdout')
+  .action((file: string, opts: { seller: string; dryRun?: boolean; json?: boolean }) =>
+    run(() => uploadCommand(file, opts, configWith())),
+  );
+
+program
+  .command('workers')
+  .description('run the worker pool until SIGINT/SIGTERM, then drain and exit 0')
+  .addOption(new Option('--processes <n>', 'worker processes (default WORKER_PROCESSES, 16)').argParser(wholeNumber('--processes', 1, 256)))
+  .addOption(new Option('--concurrency <c>', 'jobs per process at once (default WORKER_CONCURRENCY, 1)').argParser(wholeNumber('--concurrency', 1, 100)))
+  .action((opts: { processes?: number; concurrency?: number }) =>
+    run(async () => {
+      const config = configWith({ WORKER_PROCESSES: opts.processes, WORKER_CONCURRENCY: opts.concurrency });
+      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'pool' });
+      return workersCommand(config, log);
+    }),
+  );
+
+program
+  .command('status')
+  .description('per-seller and per-upload progress')
+  .option('--upload <id>', 'only this upload')
+  .option('--seller <id>', "only this seller's uploads")
+  .option('--wait', 'block until the chosen uploads have no unfinished row, then print the final state')
+  .option('--json', 'print one JSON object on stdout')
+  .action((opts: { upload?: string; seller?: string; wait?: boolean; json?: boolean }) =>
+    run(() => statusCommand(opts, configWith())),
+  );
+
+program
+  .command('mock-api')
+  .description('serve the registration API (registration-api.md) with its rate rule, for demos and tests')
+  .addOption(new Option('--port <p>', 'port (default MOCK_API_PORT, 3000)').argParser(wholeNumber('--port', 0, 65535)))
+  .action((opts: { port?: number }) =>
+    run(async () => {
+      const config = configWith({ MOCK_API_PORT: opts.port });
+      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'mock-api' });
+      return mockApiCommand(config.mockApiPort, config, log);
+    }),
+  );
+
+try {
+  if (process.argv.length <= 2) {
+    program.outputHelp();
+    process.exit(EXIT.usage);
+  }
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    const helpShown = err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version';
+    process.exit(helpShown ? EXIT.ok : EXIT.usage);
+  }
+  fail(err);
+}

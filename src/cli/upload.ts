@@ -1,0 +1,69 @@
+/** `bulk-register upload <file> --seller <id> [--dry-run] [--json]` */
+import { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import { loadSheet, type LoadedSheet } from '../excel/load-sheet.js';
+import { SELLER_ID } from '../keys.js';
+import { QUEUE_NAME } from '../keys.js';
+import { bullConnection, connectChecked, createRedis } from '../redis.js';
+import type { RegistrationJob } from '../queue.js';
+import { enqueueUpload, uploadIdFor } from '../upload/enqueue-upload.js';
+import { EXIT, UsageError, safeText } from './exit.js';
+
+export interface UploadFlags {
+  seller: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export async function uploadCommand(file: string, flags: UploadFlags, config: Config): Promise<number> {
+  if (!SELLER_ID.test(flags.seller)) {
+    throw new UsageError(`--seller ${JSON.stringify(flags.seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
+  }
+  const sheet = await loadSheet(file);
+  let uploadId = uploadIdFor(flags.seller, sheet.sha256);
+  let enqueued = 0;
+  let alreadyUploaded = false;
+  if (!flags.dryRun && sheet.valid.length > 0) {
+    const redis = createRedis(config, 'cli');
+    await connectChecked(redis, config);
+    const connection = bullConnection(config, 'cli');
+    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+    try {
+      ({ uploadId, enqueued, alreadyUploaded } = await enqueueUpload({ redis, queue, config, now: Date.now }, flags.seller, sheet));
+    } finally {
+      await queue.close().catch(() => undefined);
+      connection.disconnect();
+      redis.disconnect();
+    }
+  }
+  const summary = {
+    uploadId, sellerId: flags.seller, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,
+    errors: sheet.errors, warnings: sheet.warnings,
+    ...(flags.dryRun ? { dryRun: true, valid: sheet.valid.length } : {}),
+  };
+  if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else printSummary(summary, sheet, Boolean(flags.dryRun));
+
+  if (sheet.valid.length === 0) {
+    if (!flags.json) process.stderr.write('No valid row: nothing was enqueued. Fix the rows listed above and upload again.\n');
+    return EXIT.failure;
+  }
+  return sheet.errors.length > 0 ? EXIT.someInvalid : EXIT.ok;
+}
+
+function printSummary(s: { uploadId: string; sellerId: string; file: string; rows: number; enqueued: number; alreadyUploaded: boolean }, sheet: LoadedSheet, dryRun: boolean) {
+  const out: string[] = [];
+  const invalidRows = new Set(sheet.errors.map((e) => e.row)).size;
+  out.push(`upload ${s.uploadId} for seller ${s.sellerId}: ${safeText(s.file)}`);
+  out.push(`  rows read: ${s.rows}, valid: ${sheet.valid.length}, invalid: ${invalidRows}`);
+  if (dryRun) out.push('  dry run: nothing was enqueued');
+  else if (s.alreadyUploaded) out.push('  already uploaded: this file was enqueued before for this seller; nothing new was enqueued');
+  else out.push(`  enqueued: ${s.enqueued}`);
+  for (const w of sheet.warnings) out.push(`  warning: ${safeText(w)}`);
+  if (sheet.errors.length > 0) {
+    out.push('  invalid rows:');
+    for (const e of sheet.errors.slice(0, 200)) out.push(`    row ${e.row}, ${e.column}: ${safeText(e.message)}`);
+    if (sheet.errors.length > 200) out.push(`    ... and ${sheet.errors.length - 200} more (use --json for all)`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,99 @@
+/**
+ * Per-seller and per-upload progress, read from the counters the workers keep
+ * in Redis (the same counters the API's answers were counted into).
+ */
+import type { Config } from '../config.js';
+import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import type { RedisClient } from '../redis.js';
+import { SellerLimiter } from '../rate-limit/limiter.js';
+import { etaMs } from './eta.js';
+
+export interface UploadStatus {
+  uploadId: string;
+  sellerId: string;
+  file: string;
+  createdAt: number;
+  total: number;
+  registered: number;
+  duplicate: number;
+  failed: number;
+  pending: number;
+  invalid: number;
+  done: boolean;
+}
+
+export interface SellerStatus {
+  sellerId: string;
+  nextPermitInMs: number;
+  limit: number;
+  windowMs: number;
+  /** Rows already holding a later slot (waiting for a permit). */
+  waitingForPermit: number;
+  etaMs: number;
+}
+
+export interface StatusReport {
+  uploads: UploadStatus[];
+  sellers: SellerStatus[];
+}
+
+export interface StatusFilter {
+  uploadId?: string | undefined;
+  sellerId?: string | undefined;
+}
+
+export function limiterFor(redis: RedisClient, config: Config): SellerLimiter {
+  return new SellerLimiter(redis, {
+    queuePrefix: config.queuePrefix,
+    limit: config.rateLimitMax,
+    windowMs: config.rateLimitWindowMs,
+    guardMs: config.rateLimitGuardMs,
+    holdMs: config.apiTimeoutMs,
+  });
+}
+
+export async function readStatus(redis: RedisClient, config: Config, filter: StatusFilter = {}): Promise<StatusReport> {
+  const ns = namespaceOf(config.queuePrefix);
+  const members = await redis.zrange(uploadIndexKey(ns), '0', '-1');
+  const uploads: UploadStatus[] = [];
+  for (const member of members) {
+    const [sellerId, uploadId] = member.split('/') as [string, string];
+    if (filter.uploadId && uploadId !== filter.uploadId) continue;
+    if (filter.sellerId && sellerId !== filter.sellerId) continue;
+    const h = await redis.hgetall(uploadKeys(ns, sellerId, uploadId).upload);
+    if (!h.uploadId) continue; // expired
+    const n = (k: string) => Number(h[k] ?? 0);
+    const total = n('total');
+    const finished = n('registered') + n('duplicate') + n('failed');
+    uploads.push({
+      uploadId, sellerId, file: h.file ?? '', createdAt: n('createdAt'), total,
+      registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'),
+      pending: Math.max(0, total - finished), invalid: n('invalid'), done: finished >= total,
+    });
+  }
+  const limiter = limiterFor(redis, config);
+  const sellers: SellerStatus[] = [];
+  for (const sellerId of [...new Set(uploads.map((u) => u.sellerId))].sort()) {
+    const p = await limiter.peek(sellerId);
+    const pending = uploads.filter((u) => u.sellerId === sellerId).reduce((s, u) => s + u.pending, 0);
+    sellers.push({
+      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead,
+      etaMs: etaMs(pending, p.limit, p.windowMs + config.rateLimitGuardMs, pending > 0 ? p.nextPermitInMs : 0),
+    });
+  }
+  return { uploads, sellers };
+}
+
+/** For `status --json`: exactly the shape of cli.md, plus extra fields that do not rename any. */
+export function statusJson(report: StatusReport) {
+  return {
+    uploads: report.uploads.map((u) => ({
+      uploadId: u.uploadId, sellerId: u.sellerId, total: u.total, registered: u.registered, duplicate: u.duplicate,
+      failed: u.failed, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid,
+    })),
+    sellers: report.sellers.map((s) => ({
+      sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
+      waitingForPermit: s.waitingForPermit, etaMs: s.etaMs,
+    })),
+  };
+}

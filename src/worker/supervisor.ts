@@ -1,0 +1,98 @@
+/**
+ * The pool supervisor: starts N worker processes, restarts any that dies, and on
+ * stop() asks them all to finish their jobs in hand, waits up to a bounded
+ * timeout, kills what is left, and resolves with no process left behind.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../logger.js';
+import type { ChildMessage, SupervisorMessage } from './messages.js';
+
+export const WORKER_ENTRY = fileURLToPath(new URL('./worker-main.js', import.meta.url));
+
+export interface PoolOptions {
+  processes: number;
+  /** Environment for the children (config travels as environment variables). */
+  env: NodeJS.ProcessEnv;
+  shutdownTimeoutMs: number;
+  log: Logger;
+  entry?: string;
+  onMessage?: (slot: number, message: ChildMessage) => void;
+  /** Called when a slot's process (re)starts or exits: for metrics and /healthz. */
+  onSlotChange?: (slot: number, up: boolean) => void;
+}
+
+export class WorkerPool {
+  private readonly children = new Map<number, ChildProcess>();
+  private readonly restarts = new Map<number, number[]>();
+  private stopping = false;
+  restartCount = 0;
+
+  constructor(private readonly opts: PoolOptions) {}
+
+  start(): void {
+    for (let slot = 0; slot < this.opts.processes; slot++) this.spawn(slot);
+    this.opts.log.info({ processes: this.opts.processes }, 'worker pool started');
+  }
+
+  get pids(): number[] {
+    return [...this.children.values()].map((c) => c.pid!).filter(Boolean);
+  }
+
+  get running(): number {
+    return this.children.size;
+  }
+
+  private spawn(slot: number): void {
+    const child = fork(this.opts.entry ?? WORKER_ENTRY, [], { env: this.opts.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.children.set(slot, child);
+    this.opts.onSlotChange?.(slot, true);
+    child.on('message', (m: ChildMessage) => this.opts.onMessage?.(slot, m));
+    child.on('error', (err) => this.opts.log.error({ err, slot }, 'worker process error'));
+    child.on('exit', (code, signal) => {
+      if (this.children.get(slot) === child) this.children.delete(slot);
+      this.opts.onSlotChange?.(slot, false);
+      if (this.stopping) return;
+      // Restart at once, but back off if this slot keeps dying (e.g. a bad configuration).
+      const now = Date.now();
+      const recent = (this.restarts.get(slot) ?? []).filter((t) => now - t < 60_000);
+      recent.push(now);
+      this.restarts.set(slot, recent);
+      const delayMs = recent.length > 3 ? Math.min(30_000, 1000 * 2 ** (recent.length - 3)) : 0;
+      this.restartCount++;
+      this.opts.log.warn({ slot, pid: child.pid, code, signal, restartInMs: delayMs }, 'worker process died; restarting it');
+      setTimeout(() => {
+        if (!this.stopping) this.spawn(slot);
+      }, delayMs).unref();
+    });
+  }
+
+  /** Asks every process to finish and exit; kills any still there after the timeout. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const alive = [...this.children.values()];
+    const exited = alive.map((c) => new Promise<void>((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) resolve();
+      else c.once('exit', () => resolve());
+    }));
+    for (const c of alive) {
+      try {
+        if (c.connected) c.send({ type: 'shutdown' } satisfies SupervisorMessage);
+        else c.kill('SIGTERM');
+      } catch {
+        c.kill('SIGTERM');
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.opts.shutdownTimeoutMs + 1000);
+    });
+    const result = await Promise.race([Promise.all(exited), timedOut]);
+    clearTimeout(timer);
+    if (result === 'timeout') {
+      for (const c of alive) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await Promise.all(exited);
+      this.opts.log.warn('some worker processes did not stop in time and were killed; their jobs will be re-run');
+    }
+  }
+}

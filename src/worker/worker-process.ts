@@ -1,0 +1,105 @@
+/**
+ * One worker process of the pool: a BullMQ Worker running the registration
+ * processor. Started by the supervisor (child_process.fork); exits cleanly when
+ * told to stop, on SIGINT/SIGTERM, or when the supervisor goes away.
+ */
+import { Worker, type Job } from 'bullmq';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger, type Logger } from '../logger.js';
+import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
+import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
+import { SellerLimiter } from '../rate-limit/limiter.js';
+import { createRegistrationClient } from '../registration/client.js';
+import { backoffWithJitter, createProcessor, type ProcessResult } from './processor.js';
+import type { RegistrationJob } from '../queue.js';
+import type { ChildMessage, SupervisorMessage } from './messages.js';
+
+function send(message: ChildMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+export async function runWorkerProcess(config: Config, log: Logger): Promise<void> {
+  const redis: RedisClient = createRedis(config, 'worker');
+  let waitingLogged = 0;
+  const onRedisError = (err: Error) => {
+    if (Date.now() - waitingLogged > 5000) {
+      waitingLogged = Date.now();
+      log.warn({ err }, `waiting for ${describeRedis(config)}`);
+    }
+  };
+  redis.on('error', onRedisError);
+  redis.connect().catch(onRedisError);
+
+  const limiter = new SellerLimiter(redis, {
+    queuePrefix: config.queuePrefix,
+    limit: config.rateLimitMax,
+    windowMs: config.rateLimitWindowMs,
+    guardMs: config.rateLimitGuardMs,
+    holdMs: config.apiTimeoutMs,
+  });
+  const api = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
+  const processor = createProcessor({
+    redis, limiter, api, log,
+    now: () => Date.now(),
+    maxAttempts: config.maxAttempts,
+    uploadRetentionS: config.uploadRetentionS,
+    onOutcome: (outcome) => send({ type: 'outcome', outcome }),
+  });
+
+  const connection = bullConnection(config, 'worker');
+  const worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
+    connection,
+    prefix: config.queuePrefix,
+    concurrency: config.workerConcurrency,
+    // Recovery from a killed process in seconds: the lock lapses after lockDuration,
+    // and the stalled check (every lockDuration / 2) moves the job back to wait.
+    lockDuration: config.lockDurationMs,
+    stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
+    maxStalledCount: 3,
+    settings: { backoffStrategy: (attemptsMade: number) => backoffWithJitter(attemptsMade) },
+    autorun: false,
+  });
+  worker.on('error', onRedisError);
+  worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
+    // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
+    const { sellerId, uploadId, row } = job.data;
+    limiter
+      .complete(
+        { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
+        { outcome: 'failed', detail: { status: 'failed', outcome: 'failed', reason: err.message } },
+        config.uploadRetentionS,
+      )
+      .catch((e: Error) => log.error({ err: e, sellerId, uploadId, row }, 'could not record a failed row'));
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (why: string) => {
+    stopping ??= (async () => {
+      log.info({ why }, 'worker process stopping: finishing the jobs in hand');
+      const timer = setTimeout(() => {
+        log.warn('in-flight jobs did not finish in time; leaving them to be re-run');
+        process.exit(0);
+      }, config.shutdownTimeoutMs);
+      timer.unref();
+      await worker.close().catch(() => undefined);
+      api.close();
+      redis.disconnect();
+      connection.disconnect();
+      clearTimeout(timer);
+      process.exit(0);
+    })();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('disconnect', () => stop('the supervisor went away'));
+  process.on('message', (m: SupervisorMessage) => {
+    if (m?.type === 'shutdown') stop('pool shutdown');
+  });
+
+  send({ type: 'ready' });
+  log.debug({ ns: namespaceOf(config.queuePrefix) }, 'worker process started');
+  await worker.run();
+}
+
