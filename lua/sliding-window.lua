@@ -28,8 +28,9 @@
   the rest; otherwise it is granted if `sent` has room, else it waits until
   `sent` frees. O(log n) per call, no loops.
 
-  Returns { granted (1|0), waitMs, limit, windowMs, event }
+  Returns { granted (1|0), waitMs, limit, windowMs, event, now }
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
+    now:   Redis's clock (ms) at the decision.
 ]]
 local planKey, sentKey, limitsKey, blockedKey, throttleKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId = ARGV[1], ARGV[2]
@@ -75,7 +76,7 @@ local function grant()
   local event = 0
   if latest(planKey) <= now and redis.call('DEL', throttleKey) == 1 then event = 2 end
   expireAll()
-  return { 1, 0, limit, window, event }
+  return { 1, 0, limit, window, event, now }
 end
 
 local function wait(untilMs, record)
@@ -85,7 +86,7 @@ local function wait(untilMs, record)
     if redis.call('SET', throttleKey, '1', 'NX') then event = 1 end
   end
   expireAll()
-  return { 0, untilMs - now, limit, window, event }
+  return { 0, untilMs - now, limit, window, event, now }
 end
 
 local planned = redis.call('ZSCORE', planKey, member)

@@ -17,7 +17,7 @@ export interface LuaCommands {
   acquirePermit(
     plan: string, sent: string, limits: string, blocked: string, throttle: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
-  ): Promise<Reply5>;
+  ): Promise<[...Reply5, number]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string,

@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
+import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 
@@ -13,6 +14,10 @@ export const SHEET_NAMES = ['products', '상품'];
 export const MAX_COLUMNS = 200;
 /** A cell's text beyond this is cut (no field allows more than 5,000 characters). */
 export const MAX_CELL_CHARS = 32_767;
+
+// exceljs spools worksheets that precede the shared strings to temporary files;
+// reading stops early, so let those files be removed when the process exits.
+tmp.setGracefulCleanup();
 
 interface SheetInfo {
   name: string;
@@ -44,7 +49,8 @@ export function toSheetCell(value: unknown): SheetCell {
       return textOf(v.richText.map((run: { text?: unknown }) => String(run?.text ?? '')).join(''));
     }
     if ('formula' in v || 'sharedFormula' in v) {
-      if (!('result' in v) || v.result === undefined) return { kind: 'error', text: 'a formula with no saved result' };
+      // exceljs's stream reader drops error results (#DIV/0!, #REF!), so both read as "no result".
+      if (!('result' in v) || v.result === undefined) return { kind: 'error', text: 'a formula with no saved result (an error, or never calculated): type the value instead' };
       const result = v.result;
       if (typeof result === 'number' && Number.isNaN(result)) return { kind: 'error', text: 'a formula whose result is an error' };
       if (result !== null && typeof result === 'object' && 'error' in result) {
@@ -96,7 +102,11 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<Sh
       const name = ws.name ?? '';
       firstSeen ??= name;
       const wanted = target !== undefined ? name === target : ws.state !== 'hidden' && ws.state !== 'veryHidden';
-      if (!wanted) continue;
+      if (!wanted) {
+        // Open and close it at once: exceljs may have spooled it to a temporary file.
+        for await (const _ of ws) break;
+        continue;
+      }
 
       let header: SheetCell[] | undefined;
       const rows: SheetRow[] = [];

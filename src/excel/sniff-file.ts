@@ -4,8 +4,12 @@
  */
 import { extname } from 'node:path';
 import { UploadRejected } from './errors.js';
+import { readZipDirectory } from './zip-directory.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** No part of a 500-product workbook comes near these once expanded (a zip bomb does). */
+export const MAX_ENTRY_BYTES = 200 * 1024 * 1024;
+export const MAX_EXPANDED_BYTES = 400 * 1024 * 1024;
 
 export type SheetFormat = 'xlsx' | 'csv';
 
@@ -31,13 +35,25 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
   if (bytes.length > MAX_FILE_BYTES) throw tooLarge(bytes.length);
 
   if (bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 3 || bytes[2] === 5) && (bytes[3] === 4 || bytes[3] === 6)) {
-    if (has(bytes, 'xl/workbook.xml')) {
+    const entries = readZipDirectory(bytes);
+    if (!entries) {
+      throw new UploadRejected(`${named} is damaged or incomplete (its zip directory is missing): save it as .xlsx again and upload the new file.`);
+    }
+    const names = new Set(entries.map((e) => e.name));
+    if (names.has('xl/workbook.xml')) {
+      const expanded = entries.reduce((sum, e) => sum + e.uncompressedSize, 0);
+      const largest = Math.max(...entries.map((e) => e.uncompressedSize));
+      if (largest >= MAX_ENTRY_BYTES || expanded >= MAX_EXPANDED_BYTES) {
+        throw new UploadRejected(
+          `${named} expands to ${(expanded / 1024 / 1024).toFixed(0)} MiB when opened, far more than 500 products need: remove images and unused sheets, or split the file.`,
+        );
+      }
       const warnings = ext === '.xlsx' || ext === '.xlsm' ? [] : [`${named} holds an .xlsx workbook; it was read as .xlsx.`];
       return { format: 'xlsx', warnings };
     }
-    if (has(bytes, 'word/document.xml')) throw new UploadRejected(`${named} is a Word document, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
-    if (has(bytes, 'ppt/presentation.xml')) throw new UploadRejected(`${named} is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
-    if (has(bytes, 'opendocument.spreadsheet')) throw new UploadRejected(`${named} is an OpenDocument spreadsheet (.ods): save it as .xlsx.`);
+    if (names.has('word/document.xml')) throw new UploadRejected(`${named} is a Word document, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
+    if (names.has('ppt/presentation.xml')) throw new UploadRejected(`${named} is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
+    if (names.has('content.xml') && has(bytes, 'opendocument.spreadsheet')) throw new UploadRejected(`${named} is an OpenDocument spreadsheet (.ods): save it as .xlsx.`);
     throw new UploadRejected(`${named} is a zip archive but not an .xlsx workbook: upload the .xlsx file itself, not an archive.`);
   }
   if (bytes.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))) {

@@ -26,6 +26,8 @@ export interface Permit {
   limit: number;
   windowMs: number;
   event: LimiterEvent;
+  /** Redis's clock (ms) when the decision was made. */
+  redisNow: number;
 }
 
 export type Outcome = 'registered' | 'duplicate' | 'failed';
@@ -57,11 +59,11 @@ export class SellerLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    const [granted, waitMs, limit, windowMs, event] = await this.redis.acquirePermit(
+    const [granted, waitMs, limit, windowMs, event, redisNow] = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs,
     );
-    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event] };
+    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow };
   }
 
   /**

@@ -1,0 +1,41 @@
+/**
+ * Reads a zip's central directory (names and declared sizes) without
+ * decompressing anything, so that a workbook that would expand to gigabytes is
+ * refused before it is opened. Pure: bytes in, entries out.
+ */
+export interface ZipEntry {
+  name: string;
+  compressedSize: number;
+  uncompressedSize: number;
+}
+
+const EOCD = 0x06054b50;
+const CENTRAL = 0x02014b50;
+
+/** @returns the entries, or undefined when the directory is missing or damaged. */
+export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
+  const min = Math.max(0, bytes.length - 65_557);
+  let eocd = -1;
+  for (let i = bytes.length - 22; i >= min; i--) {
+    if (bytes.readUInt32LE(i) === EOCD) { eocd = i; break; }
+  }
+  if (eocd < 0) return undefined;
+  const count = bytes.readUInt16LE(eocd + 10);
+  const size = bytes.readUInt32LE(eocd + 12);
+  let offset = bytes.readUInt32LE(eocd + 16);
+  if (offset + size > bytes.length) return undefined;
+  const entries: ZipEntry[] = [];
+  for (let n = 0; n < count; n++) {
+    if (offset + 46 > bytes.length || bytes.readUInt32LE(offset) !== CENTRAL) return undefined;
+    const compressedSize = bytes.readUInt32LE(offset + 20);
+    const uncompressedSize = bytes.readUInt32LE(offset + 24);
+    const nameLength = bytes.readUInt16LE(offset + 28);
+    const extraLength = bytes.readUInt16LE(offset + 30);
+    const commentLength = bytes.readUInt16LE(offset + 32);
+    if (offset + 46 + nameLength > bytes.length) return undefined;
+    const name = bytes.toString('utf8', offset + 46, offset + 46 + nameLength);
+    entries.push({ name, compressedSize, uncompressedSize });
+    offset += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+}

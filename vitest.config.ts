@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Integration files each start their own redis-server and processes: keep the
+    // 2-core machine from running several of them at once.
+    fileParallelism: false,
+  },
+});
