@@ -7,6 +7,7 @@
   KEYS[2] sent     zset  (see sliding-window.lua)
   KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
   KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
+  KEYS[5] lag      string  (see sliding-window.lua) updated from this answer
 
   ARGV[1] row member   "{uploadId}:{row}"
   ARGV[2] send id      the entry added to `sent` by the grant ("" when nothing was sent)
@@ -15,6 +16,7 @@
   ARGV[5] outcome JSON stored for the row (status, productId, reason)
   ARGV[6] span W + G (ms), so the moved entries keep a TTL that covers them
   ARGV[7] retention (s) of the upload's keys
+  ARGV[8] the slot the grant was planned for (ms, Redis clock; "" if unknown)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
@@ -22,9 +24,9 @@
 
   Returns { counted (1|0), total, registered, duplicate, failed }
 ]]
-local planKey, sentKey, uploadKey, rowsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local planKey, sentKey, uploadKey, rowsKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local span, retention = tonumber(ARGV[6]), tonumber(ARGV[7])
+local span, retention, slot = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -32,6 +34,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if sendId ~= '' then
   redis.call('ZADD', sentKey, 'XX', now, sendId)
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
+  if slot and now >= slot and now - slot < span then
+    -- moving average of answer time after slot; a single stall moves it only a fifth of the way
+    local old = tonumber(redis.call('GET', lagKey) or '-1')
+    local lag = now - slot
+    if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
+    redis.call('SET', lagKey, lag, 'PX', span * 10)
+  end
   for _, key in ipairs({ sentKey, planKey }) do
     local ttl = redis.call('PTTL', key)
     if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end

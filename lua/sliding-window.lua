@@ -10,6 +10,9 @@
   KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
   KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
+  KEYS[6] lag       string  moving average (ms) of how long after its slot a row's answer
+                            arrives (wake-up delay + queueing + API latency); kept by
+                            complete-send.lua
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
   ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
@@ -23,16 +26,20 @@
 
   A row's first call (no plan entry) gets a slot = max(now, L-th newest plan
   entry + W + G, blocked); if that is now and `sent` has room it is granted,
-  otherwise the slot is recorded and the wait returned. A later call (the row
+  otherwise the slot is recorded and the wait returned. When the L-th newest
+  plan entry is itself a future slot, its answer will come about `lag` after it,
+  so the new slot is set that much later: the row then finds `sent` free when it
+  wakes instead of being re-delayed (at most 2 calls per row). A later call (the row
   has a plan entry) is a re-check: before its slot or while blocked it waits
   the rest; otherwise it is granted if `sent` has room, else it waits until
   `sent` frees. O(log n) per call, no loops.
 
-  Returns { granted (1|0), waitMs, limit, windowMs, event, now }
+  Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot }
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
     now:   Redis's clock (ms) at the decision.
+    slot:  the row's planned slot (ms); pass it to complete-send.lua.
 ]]
-local planKey, sentKey, limitsKey, blockedKey, throttleKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, sendId = ARGV[1], ARGV[2]
 local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local guard, hold = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -44,17 +51,24 @@ if override[2] then window = tonumber(override[2]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local span = window + guard
+-- Timers fire a few ms either side of their mark: a wake this early counts as on time.
+local EARLY_MS = 5
+local lag = tonumber(redis.call('GET', lagKey) or '0')
+local margin = math.ceil(lag * 1.5) + EARLY_MS
 
 redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
 redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
 
 local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
 
--- when `sent` frees a place for a send at or after now (now itself when it has room)
+-- When `sent` frees a place (now when it has room). A send still in flight holds
+-- its place until its answer, which usually comes soon: ask again shortly.
 local function sentFreeAt()
   if redis.call('ZCARD', sentKey) < limit then return now end
   local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
-  return tonumber(lth[2]) + span
+  local score = tonumber(lth[2])
+  if score > now then return now + math.min(score - now + span, math.max(20, margin)) end
+  return score + span
 end
 
 local function latest(key)
@@ -70,42 +84,48 @@ local function expireAll()
   if redis.call('EXISTS', throttleKey) == 1 then redis.call('PEXPIRE', throttleKey, planTtl) end
 end
 
-local function grant()
+local function grant(slot)
   redis.call('ZADD', sentKey, now + hold, sendId)
   redis.call('ZADD', planKey, now, member)
   local event = 0
   if latest(planKey) <= now and redis.call('DEL', throttleKey) == 1 then event = 2 end
   expireAll()
-  return { 1, 0, limit, window, event, now }
+  return { 1, 0, limit, window, event, now, slot }
 end
 
-local function wait(untilMs, record)
+local function wait(untilMs, slot, record)
   local event = 0
   if record then
     redis.call('ZADD', planKey, untilMs, member)
     if redis.call('SET', throttleKey, '1', 'NX') then event = 1 end
   end
   expireAll()
-  return { 0, untilMs - now, limit, window, event, now }
+  return { 0, untilMs - now, limit, window, event, now, slot }
 end
 
 local planned = redis.call('ZSCORE', planKey, member)
 if planned then
+  -- a re-check: the row already holds a slot
   planned = tonumber(planned)
-  if planned > now then return wait(planned, false) end
-  if blockedUntil > now then return wait(blockedUntil, false) end
+  if planned > now + EARLY_MS then return wait(planned, planned, false) end
+  if blockedUntil > now then return wait(blockedUntil, planned, false) end
   local free = sentFreeAt()
-  if free <= now then return grant() end
-  return wait(free, false)
+  if free <= now then return grant(planned) end
+  return wait(free, planned, false)
 end
 
+-- a row's first call: plan its slot
 local slot = now
 local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
-if lth[2] then slot = math.max(slot, tonumber(lth[2]) + span) end
+if lth[2] then
+  local before = tonumber(lth[2])
+  slot = math.max(slot, before + span)
+  if before > now then slot = slot + margin end
+end
 slot = math.max(slot, blockedUntil)
 if slot <= now then
   local free = sentFreeAt()
-  if free <= now then return grant() end
+  if free <= now then return grant(now) end
   slot = free
 end
-return wait(slot, true)
+return wait(slot, slot, true)

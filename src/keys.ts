@@ -20,6 +20,7 @@ export function sellerKeys(ns: string, sellerId: string) {
     limits: `${base}:limits`,
     blocked: `${base}:blocked`,
     throttle: `${base}:throttle`,
+    lag: `${base}:lag`,
   };
 }
 

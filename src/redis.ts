@@ -15,13 +15,14 @@ type Reply5 = [number, number, number, number, number];
 export interface LuaCommands {
   /** lua/sliding-window.lua */
   acquirePermit(
-    plan: string, sent: string, limits: string, blocked: string, throttle: string,
+    plan: string, sent: string, limits: string, blocked: string, throttle: string, lag: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
-  ): Promise<[...Reply5, number]>;
+  ): Promise<[...Reply5, number, number]>;
   /** lua/complete-send.lua */
   completeSend(
-    plan: string, sent: string, upload: string, rows: string,
+    plan: string, sent: string, upload: string, rows: string, lag: string,
     member: string, sendId: string, row: number, outcome: string, detail: string, spanMs: number, retentionS: number,
+    slot: number | '',
   ): Promise<Reply5>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
@@ -35,8 +36,8 @@ export interface LuaCommands {
 export type RedisClient = (Redis | Cluster) & LuaCommands;
 
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
-  acquirePermit: { file: 'sliding-window.lua', keys: 5 },
-  completeSend: { file: 'complete-send.lua', keys: 4 },
+  acquirePermit: { file: 'sliding-window.lua', keys: 6 },
+  completeSend: { file: 'complete-send.lua', keys: 5 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
 };

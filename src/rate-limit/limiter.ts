@@ -28,6 +28,8 @@ export interface Permit {
   event: LimiterEvent;
   /** Redis's clock (ms) when the decision was made. */
   redisNow: number;
+  /** The row's planned slot (Redis ms): pass it back to complete(). */
+  slot: number;
 }
 
 export type Outcome = 'registered' | 'duplicate' | 'failed';
@@ -59,11 +61,11 @@ export class SellerLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    const [granted, waitMs, limit, windowMs, event, redisNow] = await this.redis.acquirePermit(
-      k.plan, k.sent, k.limits, k.blocked, k.throttle,
+    const [granted, waitMs, limit, windowMs, event, redisNow, slot] = await this.redis.acquirePermit(
+      k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs,
     );
-    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow };
+    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot };
   }
 
   /**
@@ -72,16 +74,16 @@ export class SellerLimiter {
    * @returns whether this call counted the row, and the upload's counts after it.
    */
   async complete(
-    args: { sellerId: string; uploadId: string; row: number; member: string; sendId: string },
+    args: { sellerId: string; uploadId: string; row: number; member: string; sendId: string; slot?: number },
     final: { outcome: Outcome; detail: object } | undefined,
     retentionS: number,
   ): Promise<{ counted: boolean } & UploadCounts> {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
     const [counted, total, registered, duplicate, failed] = await this.redis.completeSend(
-      k.plan, k.sent, u.upload, u.rows,
+      k.plan, k.sent, u.upload, u.rows, k.lag,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      this.settings.windowMs + this.settings.guardMs, retentionS,
+      this.settings.windowMs + this.settings.guardMs, retentionS, args.slot ?? '',
     );
     return { counted: counted === 1, total, registered, duplicate, failed };
   }

@@ -75,7 +75,7 @@ export function createProcessor(deps: ProcessorDeps) {
     } catch (err) {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
-    const ids = { sellerId, uploadId, row, member, sendId };
+    const ids = { sellerId, uploadId, row, member, sendId, slot: permit.slot };
 
     if (outcome.kind === 'throttled') {
       deps.onOutcome?.('tooMany');

@@ -33,6 +33,7 @@ async function waitReady(port: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    c.on('error', () => undefined);
     try {
       await c.connect();
       if ((await c.ping()) === 'PONG') return;

@@ -1,0 +1,28 @@
+import { Redis } from 'ioredis';
+import { defineCommands, type RedisClient } from '../../src/redis.js';
+import { SellerLimiter, type LimiterSettings } from '../../src/rate-limit/limiter.js';
+
+export function limiterOn(port: number, settings: Partial<LimiterSettings> = {}) {
+  const redis = defineCommands(new Redis({ port, host: '127.0.0.1' })) as RedisClient;
+  const limiter = new SellerLimiter(redis, {
+    queuePrefix: settings.queuePrefix ?? `{t${Math.random().toString(36).slice(2, 8)}}`,
+    limit: settings.limit ?? 5,
+    windowMs: settings.windowMs ?? 1000,
+    guardMs: settings.guardMs ?? 100,
+    holdMs: settings.holdMs ?? 2000,
+  });
+  return { redis, limiter };
+}
+
+export async function redisTime(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** Any `limit + 1` consecutive times are at least `spanMs` apart: the smallest such gap. */
+export function minGap(times: number[], limit: number): number {
+  const t = [...times].sort((a, b) => a - b);
+  let min = Infinity;
+  for (let i = 0; i + limit < t.length; i++) min = Math.min(min, t[i + limit]! - t[i]!);
+  return min;
+}
