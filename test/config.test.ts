@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('uses the defaults of cli.md', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: [], apiUrl: 'http://127.0.0.1:3000',
+      rateLimitMax: 100, rateLimitWindowMs: 60_000, rateLimitGuardMs: 500, workerProcesses: 16,
+      workerConcurrency: 1, apiTimeoutMs: 10_000, maxAttempts: 5, queuePrefix: '{bulk-register}', logLevel: 'info', mockApiPort: 3000,
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('names every bad variable, its value and what is expected', () => {
+    let message = '';
+    try {
+      loadConfig({ RATE_LIMIT_MAX: 'abc', REDIS_URL: 'http://x', WORKER_PROCESSES: '0' });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toContain('RATE_LIMIT_MAX="abc" is invalid: expected a whole number of registrations from 1 to 1000000.');
+    expect(message).toContain('REDIS_URL="http://x" is invalid: expected a redis:// or rediss:// URL');
+    expect(message).toContain('WORKER_PROCESSES="0" is invalid');
+  });
+
+  it('reads cluster seeds and refuses a QUEUE_PREFIX without a hash tag in cluster mode', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001' }).redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 },
+    ]);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', QUEUE_PREFIX: 'plain' })).toThrow(/QUEUE_PREFIX="plain" is invalid: in cluster mode/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'nohost' })).toThrow(/REDIS_CLUSTER_NODES="nohost" is invalid/);
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(loadConfig({ RATE_LIMIT_MAX: '', REDIS_CLUSTER_NODES: '' }).rateLimitMax).toBe(100);
+  });
+});
