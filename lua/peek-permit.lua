@@ -5,7 +5,9 @@
   ARGV[1] default limit L, ARGV[2] default window W (ms), ARGV[3] guard G (ms)
 
   Returns { nextPermitInMs, limit, windowMs, plannedAhead }
-    nextPermitInMs: 0 when a row arriving now would be sent at once.
+    nextPermitInMs: when the seller's next send may go: the earliest slot already
+                    handed out to a waiting row, else when a row arriving now could
+                    go (0: at once).
     plannedAhead:   rows holding a slot later than now.
 ]]
 local planKey, sentKey, limitsKey, blockedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -26,6 +28,13 @@ local function lthAfter(key)
   return tonumber(lth[2]) + span
 end
 
-local slot = math.max(now, lthAfter(planKey), lthAfter(sentKey), tonumber(redis.call('GET', blockedKey) or '0'))
+local blocked = tonumber(redis.call('GET', blockedKey) or '0')
+local slot
+local nextPlanned = redis.call('ZRANGEBYSCORE', planKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+if nextPlanned[2] then
+  slot = math.max(tonumber(nextPlanned[2]), blocked)
+else
+  slot = math.max(now, lthAfter(planKey), lthAfter(sentKey), blocked)
+end
 local ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
 return { slot - now, limit, window, ahead }

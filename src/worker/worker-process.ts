@@ -98,8 +98,10 @@ export async function runWorkerProcess(config: Config, log: Logger): Promise<voi
     if (m?.type === 'shutdown') stop('pool shutdown');
   });
 
+  const running = worker.run();
+  await worker.waitUntilReady();
   send({ type: 'ready' });
-  log.debug({ ns: namespaceOf(config.queuePrefix) }, 'worker process started');
-  await worker.run();
+  log.debug({ ns: namespaceOf(config.queuePrefix) }, 'worker process ready');
+  await running;
 }
 

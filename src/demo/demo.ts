@@ -1,0 +1,246 @@
+/**
+ * `npm run demo`: the whole product on one machine, in under a few minutes.
+ *
+ * Uses the Redis at REDIS_URL if one answers, else starts redis-server from PATH
+ * on a free port in a temporary directory; starts the mock API and the worker
+ * pool; uploads fixtures for three sellers under a shorter, announced rule;
+ * shows per-seller progress while they are throttled; prints a summary with the
+ * 429s the API saw (0); cleans up everything it started.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../config.js';
+import { loadSheet } from '../excel/load-sheet.js';
+import { QUEUE_NAME, namespaceOf } from '../keys.js';
+import { createLogger } from '../logger.js';
+import { MockRegistrationApi } from '../mock-api/server.js';
+import { FIXTURES_DIR } from '../paths.js';
+import { formatDuration } from '../progress/eta.js';
+import { readStatus } from '../progress/status.js';
+import { bullConnection, connectChecked, createRedis } from '../redis.js';
+import type { RegistrationJob } from '../queue.js';
+import { enqueueUpload } from '../upload/enqueue-upload.js';
+import { WorkerPool } from '../worker/supervisor.js';
+
+const RULE = { max: 25, windowMs: 5000, guardMs: 200 };
+const SELLERS = [
+  { sellerId: 'seller-A', file: 'seller-a-150.xlsx', at: 0 },
+  { sellerId: 'seller-B', file: 'seller-b-60-korean.xlsx', at: 0 },
+  // uploads while seller-A is throttled: it is not held back by A's rows
+  { sellerId: 'seller-C', file: 'seller-c-7.xlsx', at: 7000 },
+];
+
+const say = (line = '') => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function answers(url: string): Promise<boolean> {
+  const c = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    return (await c.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    c.disconnect();
+  }
+}
+
+async function startRedisServer(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'bulk-register-demo-'));
+  let child: ChildProcess;
+  try {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+  const failed = new Promise<boolean>((resolve) => child.once('error', () => resolve(true)));
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 50; i++) {
+    if (await Promise.race([failed, sleep(100).then(() => false)])) break;
+    if (await answers(url)) {
+      return {
+        url,
+        stop: async () => {
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await exited;
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+  }
+  child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+  return undefined;
+}
+
+function bar(fraction: number, width = 24): string {
+  const full = Math.round(Math.max(0, Math.min(1, fraction)) * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}]`;
+}
+
+async function main(): Promise<number> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch(() => undefined);
+  };
+  let interrupted = false;
+  process.once('SIGINT', () => { interrupted = true; });
+  try {
+    const base = loadConfig();
+    let redisUrl = base.redisUrl;
+    if (base.redisClusterNodes.length === 0 && (await answers(redisUrl))) {
+      say(`Redis: using the one at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')} (demo keys under their own prefix, removed at the end)`);
+    } else {
+      const started = await startRedisServer();
+      if (!started) {
+        process.stderr.write(
+          'No Redis answers at REDIS_URL and redis-server is not on PATH: run `docker compose up -d redis`, or install redis-server (e.g. `apt-get install redis-server`), then `npm run demo` again.\n',
+        );
+        return 1;
+      }
+      redisUrl = started.url;
+      cleanups.push(started.stop);
+      say(`Redis: started redis-server on ${redisUrl} in a temporary directory`);
+    }
+
+    const apiPort = await freePort();
+    const prefix = `{bulk-register-demo-${process.pid}}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      REDIS_URL: redisUrl,
+      REDIS_CLUSTER_NODES: '',
+      REGISTRATION_API_URL: `http://127.0.0.1:${apiPort}`,
+      RATE_LIMIT_MAX: String(RULE.max),
+      RATE_LIMIT_WINDOW_MS: String(RULE.windowMs),
+      RATE_LIMIT_GUARD_MS: String(RULE.guardMs),
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: process.env.DEMO_LOG_LEVEL ?? 'error',
+      LOG_PRETTY: '1',
+      SHUTDOWN_TIMEOUT_MS: '10000',
+    };
+    const config: Config = loadConfig(env);
+
+    const api = new MockRegistrationApi({ limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 2, max: 25 }, invalidCategories: ['C0139'] });
+    await api.listen(apiPort);
+    cleanups.push(() => api.close());
+    say(`Mock registration API on port ${apiPort}: at most ${RULE.max} registrations per seller in any ${RULE.windowMs / 1000} s (category C0139 unknown to it)`);
+    say(`Demo rule: ${RULE.max} per ${RULE.windowMs / 1000} s + ${RULE.guardMs} ms guard, a shorter window than production's 100 per minute, so it ends in about a minute.`);
+
+    const log = createLogger({ level: 'warn', pretty: true, name: 'demo' });
+    let ready = 0;
+    let allReady: () => void = () => undefined;
+    const poolReady = new Promise<void>((r) => { allReady = r; });
+    const poolStarted = Date.now();
+    const pool = new WorkerPool({
+      processes: config.workerProcesses, env, shutdownTimeoutMs: config.shutdownTimeoutMs, log,
+      onMessage: (_slot, m) => { if (m.type === 'ready' && ++ready === config.workerProcesses) allReady(); },
+    });
+    pool.start();
+    cleanups.push(() => pool.stop());
+    await Promise.race([poolReady, sleep(30_000)]);
+    say(`Worker pool: ${ready} of ${config.workerProcesses} processes ready after ${((Date.now() - poolStarted) / 1000).toFixed(1)} s`);
+
+    const redis = createRedis(config, 'cli');
+    await connectChecked(redis, config);
+    cleanups.push(async () => {
+      // remove the demo's keys from a Redis the demo did not start
+      const ns = namespaceOf(prefix);
+      for (const pattern of [`${prefix}*`, `${ns}:*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          cursor = next;
+          if (keys.length > 0) await redis.del(...keys);
+        } while (cursor !== '0');
+      }
+      redis.disconnect();
+    });
+    const connection = bullConnection(config, 'cli');
+    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+    cleanups.push(async () => { await queue.close(); connection.disconnect(); });
+
+    const started = Date.now();
+    const uploads = SELLERS.map(async ({ sellerId, file, at }) => {
+      await sleep(at);
+      const sheet = await loadSheet(join(FIXTURES_DIR, file));
+      const r = await enqueueUpload({ redis, queue, config, now: Date.now }, sellerId, sheet);
+      say(`  + ${sellerId} uploaded ${file}: ${r.enqueued} rows enqueued (upload ${r.uploadId}) at ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    });
+
+    say('');
+    let last = '';
+    for (;;) {
+      await sleep(1000);
+      if (interrupted) {
+        say('Interrupted: cleaning up.');
+        return 130;
+      }
+      const report = await readStatus(redis, config);
+      const lines = report.sellers.map((s) => {
+        const ups = report.uploads.filter((u) => u.sellerId === s.sellerId);
+        const total = ups.reduce((n, u) => n + u.total, 0);
+        const finished = ups.reduce((n, u) => n + u.registered + u.duplicate + u.failed, 0);
+        const state = finished >= total ? 'done' : s.nextPermitInMs > 0 ? `throttled, next permit in ${formatDuration(s.nextPermitInMs)}` : 'sending';
+        return `  ${s.sellerId.padEnd(9)} ${bar(total ? finished / total : 1)} ${String(finished).padStart(3)}/${total}  ${state}${finished < total ? `, ETA ${formatDuration(s.etaMs)}` : ''}`;
+      });
+      const text = `t=${String(Math.round((Date.now() - started) / 1000)).padStart(3)} s\n${lines.join('\n')}`;
+      if (text !== last) say(text);
+      last = text;
+      const allUploaded = report.uploads.length === SELLERS.length;
+      if (allUploaded && report.uploads.every((u) => u.done)) break;
+      if (Date.now() - started > 240_000) {
+        say('The demo is taking too long: stopping.');
+        return 1;
+      }
+    }
+    await Promise.all(uploads);
+
+    const report = await readStatus(redis, config);
+    const stats = api.statsSnapshot();
+    say('');
+    say('Summary');
+    for (const u of report.uploads) {
+      say(`  ${u.sellerId}: ${u.total} rows, registered ${u.registered}, duplicate ${u.duplicate}, failed ${u.failed}`);
+      const rows = await redis.hgetall(`${namespaceOf(prefix)}:up:{${u.sellerId}}:${u.uploadId}:rows`);
+      for (const [row, v] of Object.entries(rows)) {
+        const r = JSON.parse(v) as { status: string; reason?: string };
+        if (r.status === 'failed') say(`      row ${row} failed: ${r.reason}`);
+      }
+    }
+    const registered = report.uploads.reduce((n, u) => n + u.registered, 0);
+    const failed = report.uploads.reduce((n, u) => n + u.failed, 0);
+    say(`  registered ${registered}, failed ${failed}, 429s seen by the API: ${stats.totals.tooMany}, most registrations of one seller in any ${RULE.windowMs / 1000} s window: ${stats.totals.maxInWindow} (limit ${RULE.max})`);
+    say(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return stats.totals.tooMany === 0 ? 0 : 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`The demo failed: ${err.message}\n`);
+    process.exit(1);
+  },
+);
