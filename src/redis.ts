@@ -26,6 +26,10 @@ export interface LuaCommands {
   ): Promise<Reply5>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
+  /** lua/fixed-window.lua (bench comparison) */
+  fixedWindow(counter: string, limit: number, windowMs: number): Promise<[number, number]>;
+  /** lua/token-bucket.lua (bench comparison) */
+  tokenBucket(bucket: string, limit: number, windowMs: number): Promise<[number, number]>;
   /** lua/peek-permit.lua */
   peekPermit(
     plan: string, sent: string, limits: string, blocked: string,
@@ -40,6 +44,8 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
   completeSend: { file: 'complete-send.lua', keys: 5 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
+  fixedWindow: { file: 'fixed-window.lua', keys: 1 },
+  tokenBucket: { file: 'token-bucket.lua', keys: 1 },
 };
 
 let scriptSource: Map<string, string> | undefined;

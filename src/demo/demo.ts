@@ -7,13 +7,8 @@
  * shows per-seller progress while they are throttled; prints a summary with the
  * 429s the API saw (0); cleans up everything it started.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../config.js';
 import { loadSheet } from '../excel/load-sheet.js';
 import { QUEUE_NAME, namespaceOf } from '../keys.js';
@@ -23,6 +18,7 @@ import { FIXTURES_DIR } from '../paths.js';
 import { formatDuration } from '../progress/eta.js';
 import { readStatus } from '../progress/status.js';
 import { bullConnection, connectChecked, createRedis } from '../redis.js';
+import { freePort, redisAnswers, startRedisServer, type RedisServer } from '../dev/redis-server.js';
 import type { RegistrationJob } from '../queue.js';
 import { enqueueUpload } from '../upload/enqueue-upload.js';
 import { WorkerPool } from '../worker/supervisor.js';
@@ -37,61 +33,6 @@ const SELLERS = [
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function answers(url: string): Promise<boolean> {
-  const c = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
-
-async function startRedisServer(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'bulk-register-demo-'));
-  let child: ChildProcess;
-  try {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-  const failed = new Promise<boolean>((resolve) => child.once('error', () => resolve(true)));
-  const url = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 50; i++) {
-    if (await Promise.race([failed, sleep(100).then(() => false)])) break;
-    if (await answers(url)) {
-      return {
-        url,
-        stop: async () => {
-          const exited = new Promise((r) => child.once('exit', r));
-          child.kill('SIGTERM');
-          await exited;
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    }
-  }
-  child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-  return undefined;
-}
 
 function bar(fraction: number, width = 24): string {
   const full = Math.round(Math.max(0, Math.min(1, fraction)) * width);
@@ -108,10 +49,15 @@ async function main(): Promise<number> {
   try {
     const base = loadConfig();
     let redisUrl = base.redisUrl;
-    if (base.redisClusterNodes.length === 0 && (await answers(redisUrl))) {
+    if (base.redisClusterNodes.length === 0 && (await redisAnswers(redisUrl))) {
       say(`Redis: using the one at ${redisUrl.replace(/\/\/[^@]*@/, '//***@')} (demo keys under their own prefix, removed at the end)`);
     } else {
-      const started = await startRedisServer();
+      let started: RedisServer | undefined;
+      try {
+        started = await startRedisServer();
+      } catch {
+        started = undefined;
+      }
       if (!started) {
         process.stderr.write(
           'No Redis answers at REDIS_URL and redis-server is not on PATH: run `docker compose up -d redis`, or install redis-server (e.g. `apt-get install redis-server`), then `npm run demo` again.\n',
@@ -119,7 +65,7 @@ async function main(): Promise<number> {
         return 1;
       }
       redisUrl = started.url;
-      cleanups.push(started.stop);
+      cleanups.push(() => started.stop());
       say(`Redis: started redis-server on ${redisUrl} in a temporary directory`);
     }
 

@@ -43,7 +43,24 @@ export interface UploadCounts {
 
 const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
 
-export class SellerLimiter {
+export interface CompleteArgs {
+  sellerId: string;
+  uploadId: string;
+  row: number;
+  member: string;
+  sendId: string;
+  slot?: number;
+}
+
+/** What the job processor needs from a limiter (the bench plugs in the alternatives). */
+export interface PermitLimiter {
+  readonly settings: LimiterSettings;
+  acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
+  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number): Promise<{ counted: boolean } & UploadCounts>;
+  block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
+}
+
+export class SellerLimiter implements PermitLimiter {
   private readonly ns: string;
 
   constructor(
@@ -74,7 +91,7 @@ export class SellerLimiter {
    * @returns whether this call counted the row, and the upload's counts after it.
    */
   async complete(
-    args: { sellerId: string; uploadId: string; row: number; member: string; sendId: string; slot?: number },
+    args: CompleteArgs,
     final: { outcome: Outcome; detail: object } | undefined,
     retentionS: number,
   ): Promise<{ counted: boolean } & UploadCounts> {

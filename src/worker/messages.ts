@@ -1,8 +1,9 @@
 /** IPC between the pool supervisor and its worker processes. */
-import type { Outcome } from '../rate-limit/limiter.js';
+import type { ProcessorEvent } from './processor.js';
 
 export type SupervisorMessage = { type: 'shutdown' };
 
 export type ChildMessage =
   | { type: 'ready' }
-  | { type: 'outcome'; outcome: Outcome | 'tooMany' | 'delayed' };
+  /** What the processor saw since the last batch: counts by event and seller, and each delay's wait (ms). */
+  | { type: 'events'; counts: Array<[ProcessorEvent, string, number]>; waitsMs: number[] };

@@ -14,7 +14,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import type { Outcome, SellerLimiter, UploadCounts } from '../rate-limit/limiter.js';
+import type { Outcome, PermitLimiter, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
@@ -28,16 +28,18 @@ export class TransientFailure extends Error {
 
 export interface ProcessorDeps {
   redis: RedisClient;
-  limiter: SellerLimiter;
+  limiter: PermitLimiter;
   api: RegistrationClient;
   log: Logger;
   /** The host's clock (ms), used only to turn Redis's durations into BullMQ timestamps. */
   now: () => number;
   maxAttempts: number;
   uploadRetentionS: number;
-  /** Called once per row counted with its final outcome, and per 429 seen (metrics). */
-  onOutcome?: (outcome: Outcome | 'tooMany' | 'delayed') => void;
+  /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
+  onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
+
+export type ProcessorEvent = Outcome | 'permit' | 'delayed' | 'tooMany';
 
 export type ProcessResult = { outcome: Outcome; productId?: string; reason?: string };
 
@@ -52,7 +54,7 @@ export function createProcessor(deps: ProcessorDeps) {
   }
 
   async function delay(job: Job<RegistrationJob>, token: string | undefined, waitMs: number): Promise<never> {
-    deps.onOutcome?.('delayed');
+    deps.onEvent?.('delayed', job.data.sellerId, { waitMs });
     await job.moveToDelayed(deps.now() + Math.max(1, waitMs), token);
     throw new DelayedError();
   }
@@ -64,6 +66,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
     const permit = await limiter.acquire(sellerId, member, sendId);
+    deps.onEvent?.('permit', sellerId);
     if (permit.event) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
@@ -78,7 +81,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const ids = { sellerId, uploadId, row, member, sendId, slot: permit.slot };
 
     if (outcome.kind === 'throttled') {
-      deps.onOutcome?.('tooMany');
+      deps.onEvent?.('tooMany', sellerId);
       const waitMs = await limiter.block(sellerId, outcome.retryAfterMs, sendId);
       log.warn({ sellerId, uploadId, row, retryAfterMs: outcome.retryAfterMs }, 'the API answered 429: the seller waits for Retry-After');
       return delay(job, token, waitMs);
@@ -100,7 +103,7 @@ export function createProcessor(deps: ProcessorDeps) {
       : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const counts = await limiter.complete(ids, { outcome: result.outcome, detail: { status: result.outcome, ...result } }, deps.uploadRetentionS);
     if (counts.counted) {
-      deps.onOutcome?.(result.outcome);
+      deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
       logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs));
     }

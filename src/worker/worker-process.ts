@@ -8,9 +8,9 @@ import { loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
 import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
-import { SellerLimiter } from '../rate-limit/limiter.js';
+import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
-import { backoffWithJitter, createProcessor, type ProcessResult } from './processor.js';
+import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 
@@ -18,7 +18,12 @@ function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
 }
 
-export async function runWorkerProcess(config: Config, log: Logger): Promise<void> {
+export interface WorkerProcessOptions {
+  /** The limiter to use (default: the sliding-window SellerLimiter). The bench plugs in alternatives. */
+  makeLimiter?: (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
+}
+
+export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
   const redis: RedisClient = createRedis(config, 'worker');
   let waitingLogged = 0;
   const onRedisError = (err: Error) => {
@@ -30,20 +35,38 @@ export async function runWorkerProcess(config: Config, log: Logger): Promise<voi
   redis.on('error', onRedisError);
   redis.connect().catch(onRedisError);
 
-  const limiter = new SellerLimiter(redis, {
+  const settings: LimiterSettings = {
     queuePrefix: config.queuePrefix,
     limit: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
     guardMs: config.rateLimitGuardMs,
     holdMs: config.apiTimeoutMs,
-  });
+  };
+  const limiter = opts.makeLimiter ? opts.makeLimiter(redis, settings) : new SellerLimiter(redis, settings);
+  // Events go to the supervisor in batches (metrics, bench), not one IPC message each.
+  const counts = new Map<string, number>();
+  const waits: number[] = [];
+  const flush = () => {
+    if (counts.size === 0 && waits.length === 0) return;
+    const batch = [...counts].map(([k, n]) => {
+      const [event, sellerId] = k.split('\t') as [ProcessorEvent, string];
+      return [event, sellerId, n] as [ProcessorEvent, string, number];
+    });
+    send({ type: 'events', counts: batch, waitsMs: waits.splice(0) });
+    counts.clear();
+  };
+  setInterval(flush, 250).unref();
   const api = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
   const processor = createProcessor({
     redis, limiter, api, log,
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
     uploadRetentionS: config.uploadRetentionS,
-    onOutcome: (outcome) => send({ type: 'outcome', outcome }),
+    onEvent: (event, sellerId, detail) => {
+      const key = `${event}\t${sellerId}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      if (detail?.waitMs !== undefined) waits.push(detail.waitMs);
+    },
   });
 
   const connection = bullConnection(config, 'worker');
@@ -84,6 +107,7 @@ export async function runWorkerProcess(config: Config, log: Logger): Promise<voi
       }, config.shutdownTimeoutMs);
       timer.unref();
       await worker.close().catch(() => undefined);
+      flush();
       api.close();
       redis.disconnect();
       connection.disconnect();

@@ -14,7 +14,7 @@ export function limiterOn(port: number, settings: Partial<LimiterSettings> = {})
   return { redis, limiter };
 }
 
-export async function redisTime(redis: Redis): Promise<number> {
+export async function redisTime(redis: Pick<Redis, "time">): Promise<number> {
   const [s, us] = await redis.time();
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }

@@ -1,0 +1,82 @@
+/**
+ * The comparison limiters of the bench, behind the processor's PermitLimiter
+ * interface. Rows are still counted by complete-send.lua (without touching the
+ * sliding window's sets) so that status and progress work the same.
+ */
+import type { RedisClient } from '../src/redis.js';
+import { SellerLimiter, type CompleteArgs, type LimiterSettings, type Outcome, type Permit, type PermitLimiter } from '../src/rate-limit/limiter.js';
+import { namespaceOf } from '../src/keys.js';
+
+export type LimiterKind = 'sliding-window' | 'fixed-window' | 'token-bucket' | 'naive' | 'none';
+
+const granted = (s: LimiterSettings, redisNow = 0): Permit => ({ granted: true, waitMs: 0, limit: s.limit, windowMs: s.windowMs, event: undefined, redisNow, slot: redisNow });
+const denied = (s: LimiterSettings, waitMs: number): Permit => ({ granted: false, waitMs: Math.max(1, waitMs), limit: s.limit, windowMs: s.windowMs, event: undefined, redisNow: 0, slot: 0 });
+
+abstract class CountingLimiter implements PermitLimiter {
+  protected readonly counter: SellerLimiter;
+  protected readonly ns: string;
+  constructor(protected readonly redis: RedisClient, readonly settings: LimiterSettings) {
+    this.counter = new SellerLimiter(redis, settings);
+    this.ns = namespaceOf(settings.queuePrefix);
+  }
+  abstract acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
+  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) {
+    return this.counter.complete({ ...args, sendId: '' }, final, retentionS);
+  }
+  /** These designs know nothing of Retry-After: only the refused row waits. */
+  async block(_sellerId: string, waitMs: number): Promise<number> {
+    return waitMs;
+  }
+}
+
+class FixedWindowLimiter extends CountingLimiter {
+  async acquire(sellerId: string): Promise<Permit> {
+    const [ok, wait] = await this.redis.fixedWindow(`${this.ns}:fw:{${sellerId}}`, this.settings.limit, this.settings.windowMs);
+    return ok === 1 ? granted(this.settings) : denied(this.settings, wait);
+  }
+}
+
+class TokenBucketLimiter extends CountingLimiter {
+  async acquire(sellerId: string): Promise<Permit> {
+    const [ok, wait] = await this.redis.tokenBucket(`${this.ns}:tb:{${sellerId}}`, this.settings.limit, this.settings.windowMs);
+    return ok === 1 ? granted(this.settings) : denied(this.settings, wait);
+  }
+}
+
+/** The limiter of the incident: GET, then INCR, from many processes. Not atomic. */
+class NaiveLimiter extends CountingLimiter {
+  async acquire(sellerId: string): Promise<Permit> {
+    const key = `${this.ns}:naive:{${sellerId}}`;
+    const count = Number((await this.redis.get(key)) ?? 0);
+    if (count < this.settings.limit) {
+      const n = await this.redis.incr(key);
+      if (n === 1) await this.redis.pexpire(key, this.settings.windowMs);
+      return granted(this.settings);
+    }
+    return denied(this.settings, await this.redis.pttl(key));
+  }
+}
+
+/** Bare BullMQ: no limiter, no counting; the same HTTP call. */
+class NoLimiter implements PermitLimiter {
+  constructor(readonly settings: LimiterSettings) {}
+  async acquire(): Promise<Permit> {
+    return granted(this.settings);
+  }
+  async complete() {
+    return { counted: false, total: 0, registered: 0, duplicate: 0, failed: 0 };
+  }
+  async block(_s: string, waitMs: number) {
+    return waitMs;
+  }
+}
+
+export function makeLimiter(kind: LimiterKind, redis: RedisClient, settings: LimiterSettings): PermitLimiter {
+  switch (kind) {
+    case 'sliding-window': return new SellerLimiter(redis, settings);
+    case 'fixed-window': return new FixedWindowLimiter(redis, settings);
+    case 'token-bucket': return new TokenBucketLimiter(redis, settings);
+    case 'naive': return new NaiveLimiter(redis, settings);
+    case 'none': return new NoLimiter(settings);
+  }
+}

@@ -1,0 +1,13 @@
+/** A pool worker process for the bench: the product's worker with the limiter named by BENCH_LIMITER. */
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { runWorkerProcess } from '../src/worker/worker-process.js';
+import { makeLimiter, type LimiterKind } from './alt-limiters.js';
+
+const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind;
+const config = loadConfig();
+const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
+runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings) }).catch((err: Error) => {
+  log.error({ err }, 'bench worker failed');
+  process.exit(1);
+});
