@@ -164,7 +164,10 @@ class Bench {
     for (;;) {
       const { sellers } = this.api.statsSnapshot();
       if (Object.entries(targets).every(([s, n]) => (sellers[s]?.registered ?? 0) >= n)) break;
-      if (Date.now() > deadline) throw new Error(`bench: rows not registered within ${SCENARIO_TIMEOUT_MS / 1000} s: ${JSON.stringify(targets)}`);
+      if (Date.now() > deadline) {
+        const got = Object.fromEntries(Object.keys(targets).slice(0, 10).map((s) => [s, sellers[s] ?? null]));
+        throw new Error(`bench: rows not registered within ${SCENARIO_TIMEOUT_MS / 1000} s: wanted ${JSON.stringify(targets).slice(0, 300)}, got ${JSON.stringify(got)}`);
+      }
       await sleep(100);
     }
     await sleep(400); // let the workers' last event batches arrive
