@@ -16,28 +16,29 @@
   ARGV[5] outcome JSON stored for the row (status, productId, reason)
   ARGV[6] span W + G (ms), so the moved entries keep a TTL that covers them
   ARGV[7] retention (s) of the upload's keys
-  ARGV[8] the slot the grant was planned for (ms, Redis clock; "" if unknown)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
   entry only moves up (GT). A row is counted once, whatever the re-runs.
 
-  Returns { counted (1|0), total, registered, duplicate, failed }
+  Returns { counted (1|0), total, registered, duplicate, failed, now }
 ]]
 local planKey, sentKey, uploadKey, rowsKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local span, retention, slot = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local span, retention = tonumber(ARGV[6]), tonumber(ARGV[7])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 if sendId ~= '' then
+  -- the grant set the row's plan entry to its send time: the answer took now - that
+  local sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1')
   redis.call('ZADD', sentKey, 'XX', now, sendId)
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
-  if slot and now >= slot and now - slot < span then
-    -- moving average of answer time after slot; a single stall moves it only a fifth of the way
+  if sentAt >= 0 and now >= sentAt and now - sentAt < span then
+    -- moving average of the API's answer time; a single stall moves it only a fifth of the way
     local old = tonumber(redis.call('GET', lagKey) or '-1')
-    local lag = now - slot
+    local lag = now - sentAt
     if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
     redis.call('SET', lagKey, lag, 'PX', span * 10)
   end
@@ -58,4 +59,4 @@ if outcome ~= '' and redis.call('EXISTS', uploadKey) == 1 then
 end
 
 local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
-return { counted, tonumber(c[1] or '0'), tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0') }
+return { counted, tonumber(c[1] or '0'), tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0'), now }

@@ -10,8 +10,7 @@
   KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
   KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
-  KEYS[6] lag       string  moving average (ms) of how long after its slot a row's answer
-                            arrives (wake-up delay + queueing + API latency); kept by
+  KEYS[6] lag       string  moving average (ms) of the API's answer time, kept by
                             complete-send.lua
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
@@ -21,6 +20,10 @@
   ARGV[5] guard G (ms)
   ARGV[6] hold (ms): how long an unanswered send keeps its place (the API timeout)
 
+  A send due within RESERVE_MS (50 ms, at most (W + G) / 4) is granted at once
+  for that moment: its place is reserved, and waitMs tells the caller how long
+  to wait before sending.
+
   Rule: a send is granted at `now` only if fewer than L entries of `sent` lie in
   (now - (W + G), +inf): any L + 1 consecutive sends are then >= W + G apart.
 
@@ -28,13 +31,14 @@
   entry + W + G, blocked); if that is now and `sent` has room it is granted,
   otherwise the slot is recorded and the wait returned. When the L-th newest
   plan entry is itself a future slot, its answer will come about `lag` after it,
-  so the new slot is set that much later: the row then finds `sent` free when it
-  wakes instead of being re-delayed (at most 2 calls per row). A later call (the row
+  so the new slot is set that much later (+ 5 ms): the row then finds `sent`
+  free when it wakes instead of being re-delayed (at most 2 calls per row). A later call (the row
   has a plan entry) is a re-check: before its slot or while blocked it waits
   the rest; otherwise it is granted if `sent` has room, else it waits until
   `sent` frees. O(log n) per call, no loops.
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot }
+    waitMs: granted: wait this long, then send; denied: ask again after this long.
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
     now:   Redis's clock (ms) at the decision.
     slot:  the row's planned slot (ms); pass it to complete-send.lua.
@@ -51,24 +55,27 @@ if override[2] then window = tonumber(override[2]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local span = window + guard
--- Timers fire a few ms either side of their mark: a wake this early counts as on time.
-local EARLY_MS = 5
+-- A send due this soon is granted for that moment and the caller waits in-process,
+-- instead of a round trip through the delayed set (timers and a busy pool make
+-- wakes a few ms early or late).
+local RESERVE_MS = math.min(50, math.floor(span / 4))
 local lag = tonumber(redis.call('GET', lagKey) or '0')
-local margin = math.ceil(lag * 1.5) + EARLY_MS
+local margin = math.ceil(lag) + 5
 
 redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
 redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
 
 local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
 
--- When `sent` frees a place (now when it has room). A send still in flight holds
--- its place until its answer, which usually comes soon: ask again shortly.
+-- When `sent` frees a place (now when it has room), and whether that is certain.
+-- A send still in flight holds its place until its answer, which usually comes
+-- soon: then the time returned is only when to ask again.
 local function sentFreeAt()
-  if redis.call('ZCARD', sentKey) < limit then return now end
+  if redis.call('ZCARD', sentKey) < limit then return now, true end
   local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
   local score = tonumber(lth[2])
-  if score > now then return now + math.min(score - now + span, math.max(20, margin)) end
-  return score + span
+  if score > now then return now + math.min(score - now + span, math.max(20, margin)), false end
+  return score + span, true
 end
 
 local function latest(key)
@@ -84,13 +91,15 @@ local function expireAll()
   if redis.call('EXISTS', throttleKey) == 1 then redis.call('PEXPIRE', throttleKey, planTtl) end
 end
 
-local function grant(slot)
-  redis.call('ZADD', sentKey, now + hold, sendId)
-  redis.call('ZADD', planKey, now, member)
+-- Grants a send at `at` (now, or a moment later: the caller waits until then).
+local function grant(at, slot)
+  at = math.max(at, now)
+  redis.call('ZADD', sentKey, at + hold, sendId)
+  redis.call('ZADD', planKey, at, member)
   local event = 0
-  if latest(planKey) <= now and redis.call('DEL', throttleKey) == 1 then event = 2 end
+  if latest(planKey) <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
   expireAll()
-  return { 1, 0, limit, window, event, now, slot }
+  return { 1, at - now, limit, window, event, now, slot }
 end
 
 local function wait(untilMs, slot, record)
@@ -107,11 +116,12 @@ local planned = redis.call('ZSCORE', planKey, member)
 if planned then
   -- a re-check: the row already holds a slot
   planned = tonumber(planned)
-  if planned > now + EARLY_MS then return wait(planned, planned, false) end
+  if planned > now + RESERVE_MS then return wait(planned, planned, false) end
   if blockedUntil > now then return wait(blockedUntil, planned, false) end
-  local free = sentFreeAt()
-  if free <= now then return grant(planned) end
-  return wait(free, planned, false)
+  local free, certain = sentFreeAt()
+  local due = math.max(planned, free)
+  if certain and due <= now + RESERVE_MS then return grant(due, planned) end
+  return wait(due, planned, false)
 end
 
 -- a row's first call: plan its slot
@@ -123,9 +133,10 @@ if lth[2] then
   if before > now then slot = slot + margin end
 end
 slot = math.max(slot, blockedUntil)
-if slot <= now then
-  local free = sentFreeAt()
-  if free <= now then return grant(now) end
-  slot = free
+if slot <= now + RESERVE_MS then
+  local free, certain = sentFreeAt()
+  local due = math.max(slot, free)
+  if certain and due <= now + RESERVE_MS then return grant(due, due) end
+  slot = due
 end
 return wait(slot, slot, true)

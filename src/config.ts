@@ -81,6 +81,7 @@ const schema = z.object({
   LOG_LEVEL: z.enum(LEVELS, { message: `expected one of ${LEVELS.join(', ')}` }).default('info'),
   LOG_PRETTY: z.enum(['0', '1', ''], { message: 'expected 1 or 0' }).default(''),
   MOCK_API_PORT: intIn(0, 65_535, 'a port number from 0 to 65535').default(3000),
+  METRICS_PORT: intIn(0, 65_535, 'a port number from 0 to 65535').default(9464),
   SHUTDOWN_TIMEOUT_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(30_000),
   LOCK_DURATION_MS: intIn(1000, 600_000, 'a whole number of milliseconds from 1000 to 600000').default(10_000),
   JOB_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(86_400),
@@ -103,6 +104,7 @@ export type Config = Readonly<{
   logLevel: (typeof LEVELS)[number];
   logPretty: boolean | undefined;
   mockApiPort: number;
+  metricsPort: number;
   shutdownTimeoutMs: number;
   lockDurationMs: number;
   jobRetentionS: number;
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: c.LOG_LEVEL,
     logPretty: c.LOG_PRETTY === '' ? undefined : c.LOG_PRETTY === '1',
     mockApiPort: c.MOCK_API_PORT,
+    metricsPort: c.METRICS_PORT,
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     lockDurationMs: c.LOCK_DURATION_MS,
     jobRetentionS: c.JOB_RETENTION_S,

@@ -22,8 +22,7 @@ export interface LuaCommands {
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string,
     member: string, sendId: string, row: number, outcome: string, detail: string, spanMs: number, retentionS: number,
-    slot: number | '',
-  ): Promise<Reply5>;
+  ): Promise<[...Reply5, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/fixed-window.lua (bench comparison) */

@@ -11,6 +11,9 @@ import { mockApiCommand } from './mock-api.js';
 import { statusCommand } from './status.js';
 import { uploadCommand } from './upload.js';
 import { workersCommand } from './workers.js';
+import { templateCommand } from './template.js';
+import { reportCommand } from './report.js';
+import { limitsCommand } from './limits.js';
 
 dotenv.config({ quiet: true });
 
@@ -76,8 +79,9 @@ program
   .option('--upload <id>', 'only this upload')
   .option('--seller <id>', "only this seller's uploads")
   .option('--wait', 'block until the chosen uploads have no unfinished row, then print the final state')
+  .option('--watch', 'live view refreshed every second (plain lines when not a terminal); with --wait, ends when done')
   .option('--json', 'print one JSON object on stdout')
-  .action((opts: { upload?: string; seller?: string; wait?: boolean; json?: boolean }) =>
+  .action((opts: { upload?: string; seller?: string; wait?: boolean; watch?: boolean; json?: boolean }) =>
     run(() => statusCommand(opts, configWith())),
   );
 
@@ -92,6 +96,37 @@ program
       return mockApiCommand(config.mockApiPort, config, log);
     }),
   );
+
+program
+  .command('template')
+  .description('write an upload template: headers, validation, an example row and instructions')
+  .argument('<out>', 'the .xlsx file to write')
+  .addOption(new Option('--lang <lang>', 'header language').choices(['ko', 'en']).default('ko'))
+  .action((out: string, opts: { lang: string }) => run(() => templateCommand(out, opts.lang)));
+
+program
+  .command('report')
+  .description("write an upload's per-row report (or only the rows to fix) as .xlsx")
+  .requiredOption('--upload <id>', 'the upload id')
+  .requiredOption('--out <file>', 'the .xlsx file to write')
+  .option('--failed-only', 'only failed and invalid rows, in the upload format, to correct and upload again')
+  .action((opts: { upload: string; out: string; failedOnly?: boolean }) => run(() => reportCommand(opts, configWith())));
+
+const limits = program.command('limits').description("per-seller rules (seller tiers), picked up by the limiter on its next call");
+limits
+  .command('set')
+  .argument('<seller>', 'the seller')
+  .argument('<max>', 'registrations per window', wholeNumber('<max>', 1, 1_000_000))
+  .addOption(new Option('--window-ms <ms>', 'the window (default RATE_LIMIT_WINDOW_MS)').argParser(wholeNumber('--window-ms', 1, 86_400_000)))
+  .action((seller: string, max: number, opts: { windowMs?: number }) => run(() => limitsCommand('set', { seller, max, windowMs: opts.windowMs }, configWith())));
+limits
+  .command('list')
+  .option('--json', 'print one JSON object on stdout')
+  .action((opts: { json?: boolean }) => run(() => limitsCommand('list', { json: opts.json }, configWith())));
+limits
+  .command('reset')
+  .argument('<seller>', 'the seller')
+  .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
 
 try {
   if (process.argv.length <= 2) {

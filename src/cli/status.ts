@@ -4,11 +4,13 @@ import { formatDuration } from '../progress/eta.js';
 import { readStatus, statusJson, type StatusReport } from '../progress/status.js';
 import { connectChecked, createRedis } from '../redis.js';
 import { EXIT } from './exit.js';
+import { watchStatus } from './status-watch.js';
 
 export interface StatusFlags {
   upload?: string;
   seller?: string;
   wait?: boolean;
+  watch?: boolean;
   json?: boolean;
   intervalMs?: number;
 }
@@ -23,6 +25,10 @@ export async function statusCommand(flags: StatusFlags, config: Config): Promise
       const what = flags.upload ? `upload ${flags.upload}` : `seller ${flags.seller}`;
       process.stderr.write(`No ${what} is known (it may have expired): check the id with \`bulk-register status\`.\n`);
       return EXIT.failure;
+    }
+    if (flags.watch) {
+      await watchStatus(redis, config, filter, { untilDone: Boolean(flags.wait) });
+      return EXIT.ok;
     }
     if (flags.wait) {
       let stop = false;

@@ -1,9 +1,29 @@
 /** `bulk-register workers [--processes N] [--concurrency C]`: runs the pool until SIGINT/SIGTERM. */
+import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
+import { QUEUE_NAME } from '../keys.js';
 import type { Logger } from '../logger.js';
+import { bullConnection, createRedis, describeRedis } from '../redis.js';
+import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
 
 export async function workersCommand(config: Config, log: Logger): Promise<number> {
+  // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
+  const redis = createRedis(config, 'worker');
+  let lastWarn = 0;
+  redis.on('error', (err: Error) => {
+    if (Date.now() - lastWarn > 5000) {
+      lastWarn = Date.now();
+      log.warn({ err }, `waiting for ${describeRedis(config)}`);
+    }
+  });
+  redis.connect().catch(() => undefined);
+  const connection = bullConnection(config, 'worker');
+  connection.on('error', () => undefined);
+  const queue = new Queue(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+  queue.on('error', () => undefined);
+  const metrics = new PoolMetrics(queue);
+
   const pool = new WorkerPool({
     processes: config.workerProcesses,
     env: {
@@ -14,8 +34,20 @@ export async function workersCommand(config: Config, log: Logger): Promise<numbe
     },
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     log,
+    onMessage: (_slot, m) => metrics.onMessage(m),
+    onSlotChange: (slot, up) => metrics.slot(slot, up),
   });
   pool.start();
+  const server = await serveMetrics(
+    metrics,
+    config.metricsPort,
+    async () => ({
+      redis: await Promise.race([redis.ping().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]),
+      workers: pool.running,
+      expected: config.workerProcesses,
+    }),
+    log,
+  );
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       log.info({ signal }, 'stopping the worker pool: no new jobs, finishing the ones in hand');
@@ -25,6 +57,10 @@ export async function workersCommand(config: Config, log: Logger): Promise<numbe
     process.once('SIGTERM', () => onSignal('SIGTERM'));
   });
   await pool.stop();
+  await server?.close();
+  await queue.close().catch(() => undefined);
+  connection.disconnect();
+  redis.disconnect();
   log.info('worker pool stopped');
   return 0;
 }

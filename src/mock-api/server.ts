@@ -42,7 +42,10 @@ export interface SellerStats {
   invalid: number;
   tooMany: number;
   failures: number;
+  /** most registrations admitted in any trailing window */
   maxInWindow: number;
+  /** most registration requests that arrived (admitted or refused with 429) in any trailing window */
+  maxArrivalsInWindow: number;
 }
 
 interface StoredResult {
@@ -50,7 +53,7 @@ interface StoredResult {
   body: Record<string, unknown>;
 }
 
-const emptyStats = (): SellerStats => ({ requests: 0, registered: 0, replays: 0, duplicates: 0, invalid: 0, tooMany: 0, failures: 0, maxInWindow: 0 });
+const emptyStats = (): SellerStats => ({ requests: 0, registered: 0, replays: 0, duplicates: 0, invalid: 0, tooMany: 0, failures: 0, maxInWindow: 0, maxArrivalsInWindow: 0 });
 
 export function parseLatency(spec: string | undefined): { min: number; max: number } | undefined {
   if (!spec) return undefined;
@@ -96,6 +99,8 @@ function validate(body: Record<string, unknown>, invalidCategories: Set<string>)
 export class MockRegistrationApi {
   private server: http.Server | undefined;
   private readonly logs = new Map<string, SlidingLog>();
+  /** every non-replay arrival, admitted or not: what the API saw */
+  private readonly arrivals = new Map<string, SlidingLog>();
   private readonly stats = new Map<string, SellerStats>();
   private readonly byKey = new Map<string, StoredResult>();
   private readonly bySku = new Map<string, string>();
@@ -137,9 +142,10 @@ export class MockRegistrationApi {
     const totals = emptyStats();
     for (const [seller, s] of this.stats) {
       s.maxInWindow = this.logs.get(seller)?.maxInWindow ?? 0;
+      s.maxArrivalsInWindow = this.arrivals.get(seller)?.maxInWindow ?? 0;
       sellers[seller] = { ...s, ...(withTimes ? { times: this.times.get(seller) ?? [] } : {}) };
       for (const k of Object.keys(totals) as Array<keyof SellerStats>) {
-        totals[k] = k === 'maxInWindow' ? Math.max(totals[k], s[k]) : totals[k] + s[k];
+        totals[k] = k === 'maxInWindow' || k === 'maxArrivalsInWindow' ? Math.max(totals[k], s[k]) : totals[k] + s[k];
       }
     }
     return { totals, sellers };
@@ -147,6 +153,7 @@ export class MockRegistrationApi {
 
   reset(): void {
     this.logs.clear();
+    this.arrivals.clear();
     this.stats.clear();
     this.byKey.clear();
     this.bySku.clear();
@@ -232,6 +239,9 @@ export class MockRegistrationApi {
     const { limit, windowMs } = this.rule(seller);
     let log = this.logs.get(seller);
     if (!log) this.logs.set(seller, (log = new SlidingLog()));
+    let seen = this.arrivals.get(seller);
+    if (!seen) this.arrivals.set(seller, (seen = new SlidingLog()));
+    seen.tryAdmit(arrivedAt, Number.MAX_SAFE_INTEGER, windowMs);
     const admitted = log.tryAdmit(arrivedAt, limit, windowMs);
     if (!admitted.admitted) {
       stats.tooMany++;

@@ -20,7 +20,7 @@ export type LimiterEvent = 'throttled' | 'released' | undefined;
 
 export interface Permit {
   granted: boolean;
-  /** 0 when granted; else how long to wait before asking again. */
+  /** Granted: wait this long (a few ms at most), then send. Denied: ask again after this long. */
   waitMs: number;
   /** The seller's limit and window in force (an override, or the defaults). */
   limit: number;
@@ -28,7 +28,7 @@ export interface Permit {
   event: LimiterEvent;
   /** Redis's clock (ms) when the decision was made. */
   redisNow: number;
-  /** The row's planned slot (Redis ms): pass it back to complete(). */
+  /** The row's planned slot (Redis ms). */
   slot: number;
 }
 
@@ -49,7 +49,6 @@ export interface CompleteArgs {
   row: number;
   member: string;
   sendId: string;
-  slot?: number;
 }
 
 /** What the job processor needs from a limiter (the bench plugs in the alternatives). */
@@ -94,15 +93,15 @@ export class SellerLimiter implements PermitLimiter {
     args: CompleteArgs,
     final: { outcome: Outcome; detail: object } | undefined,
     retentionS: number,
-  ): Promise<{ counted: boolean } & UploadCounts> {
+  ): Promise<{ counted: boolean; redisNow: number } & UploadCounts> {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
-    const [counted, total, registered, duplicate, failed] = await this.redis.completeSend(
+    const [counted, total, registered, duplicate, failed, redisNow] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      this.settings.windowMs + this.settings.guardMs, retentionS, args.slot ?? '',
+      this.settings.windowMs + this.settings.guardMs, retentionS,
     );
-    return { counted: counted === 1, total, registered, duplicate, failed };
+    return { counted: counted === 1, total, registered, duplicate, failed, redisNow };
   }
 
   /** lua/block-seller.lua: the API said 429; every row of the seller waits `waitMs`. */

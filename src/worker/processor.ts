@@ -55,6 +55,7 @@ export function createProcessor(deps: ProcessorDeps) {
 
   async function delay(job: Job<RegistrationJob>, token: string | undefined, waitMs: number): Promise<never> {
     deps.onEvent?.('delayed', job.data.sellerId, { waitMs });
+    log.debug({ sellerId: job.data.sellerId, row: job.data.row, waitMs }, 'no permit yet: job delayed');
     await job.moveToDelayed(deps.now() + Math.max(1, waitMs), token);
     throw new DelayedError();
   }
@@ -71,6 +72,8 @@ export function createProcessor(deps: ProcessorDeps) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
     if (!permit.granted) return delay(job, token, permit.waitMs);
+    // a permit for a moment from now (a few ms): its place is reserved
+    if (permit.waitMs > 0) await new Promise((r) => setTimeout(r, permit.waitMs + 1));
 
     let outcome: ApiOutcome;
     try {
@@ -78,7 +81,7 @@ export function createProcessor(deps: ProcessorDeps) {
     } catch (err) {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
-    const ids = { sellerId, uploadId, row, member, sendId, slot: permit.slot };
+    const ids = { sellerId, uploadId, row, member, sendId };
 
     if (outcome.kind === 'throttled') {
       deps.onEvent?.('tooMany', sellerId);

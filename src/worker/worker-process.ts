@@ -125,7 +125,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const running = worker.run();
   await worker.waitUntilReady();
   send({ type: 'ready' });
-  log.debug({ ns: namespaceOf(config.queuePrefix) }, 'worker process ready');
+  log.info({ ns: namespaceOf(config.queuePrefix) }, 'worker process ready');
   await running;
 }
 

@@ -12,7 +12,7 @@ export interface RunResult {
 }
 
 export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_PRETTY: '0', LOG_LEVEL: 'info' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_PRETTY: '0', LOG_LEVEL: 'info', METRICS_PORT: '0' };
   return { ...env, ...extra };
 }
 

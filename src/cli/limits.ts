@@ -1,0 +1,40 @@
+/** `bulk-register limits set|list|reset`: per-seller rules (seller tiers) kept in Redis. */
+import type { Config } from '../config.js';
+import { SELLER_ID } from '../keys.js';
+import { connectChecked, createRedis } from '../redis.js';
+import { listLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
+import { EXIT, UsageError } from './exit.js';
+
+function checkSeller(seller: string): void {
+  if (!SELLER_ID.test(seller)) throw new UsageError(`seller ${JSON.stringify(seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
+}
+
+export async function limitsCommand(
+  action: 'set' | 'list' | 'reset',
+  args: { seller?: string; max?: number; windowMs?: number; json?: boolean },
+  config: Config,
+): Promise<number> {
+  if (args.seller !== undefined) checkSeller(args.seller);
+  const redis = createRedis(config, 'cli');
+  await connectChecked(redis, config);
+  try {
+    if (action === 'set') {
+      const windowMs = args.windowMs ?? config.rateLimitWindowMs;
+      await setLimit(redis, config, args.seller!, args.max!, windowMs);
+      process.stdout.write(`seller ${args.seller}: at most ${args.max} registrations per ${windowMs} ms (from its next permit on)\n`);
+    } else if (action === 'reset') {
+      const had = await resetLimit(redis, config, args.seller!);
+      process.stdout.write(had ? `seller ${args.seller}: back to the default rule (${config.rateLimitMax} per ${config.rateLimitWindowMs} ms)\n` : `seller ${args.seller} had no override; it uses the default rule\n`);
+    } else {
+      const limits = await listLimits(redis, config);
+      if (args.json) process.stdout.write(`${JSON.stringify({ default: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, sellers: limits })}\n`);
+      else {
+        const lines = [`default: ${config.rateLimitMax} per ${config.rateLimitWindowMs} ms`, ...limits.map((l) => `${l.sellerId}: ${l.max} per ${l.windowMs} ms`)];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+    }
+    return EXIT.ok;
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * A brute-force model of lua/sliding-window.lua and lua/complete-send.lua for the
+ * property test: plain arrays, no trimming tricks, fed the times Redis reported.
+ */
+export interface ModelSettings {
+  limit: number;
+  windowMs: number;
+  guardMs: number;
+  holdMs: number;
+}
+
+export interface ModelDecision {
+  granted: boolean;
+  waitMs: number;
+  slot: number;
+}
+
+export class SlidingWindowModel {
+  /** row member -> plan score */
+  private plan = new Map<string, number>();
+  /** send id -> place */
+  private sent = new Map<string, number>();
+  private lag: number | undefined;
+
+  constructor(private readonly s: ModelSettings) {}
+
+  private get span() {
+    return this.s.windowMs + this.s.guardMs;
+  }
+
+  private live(map: Map<string, number>, now: number): number[] {
+    return [...map.values()].filter((v) => v > now - this.span).sort((a, b) => b - a);
+  }
+
+  /** [when sent frees a place, whether that is certain (no send in flight decides it)] */
+  private sentFreeAt(now: number): [number, boolean] {
+    const live = this.live(this.sent, now);
+    if (live.length < this.s.limit) return [now, true];
+    const score = live[this.s.limit - 1]!;
+    const margin = Math.ceil(this.lag ?? 0) + 5;
+    if (score > now) return [now + Math.min(score - now + this.span, Math.max(20, margin)), false];
+    return [score + this.span, true];
+  }
+
+  private trim(now: number): void {
+    for (const map of [this.plan, this.sent]) for (const [k, v] of map) if (v <= now - this.span) map.delete(k);
+  }
+
+  acquire(member: string, sendId: string, now: number): ModelDecision {
+    this.trim(now);
+    const reserve = Math.min(50, Math.floor(this.span / 4));
+    const margin = Math.ceil(this.lag ?? 0) + 5;
+    const grant = (at: number, slot: number): ModelDecision => {
+      at = Math.max(at, now);
+      this.sent.set(sendId, at + this.s.holdMs);
+      this.plan.set(member, at);
+      return { granted: true, waitMs: at - now, slot };
+    };
+    const planned = this.plan.get(member);
+    if (planned !== undefined) {
+      if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
+      const [free, certain] = this.sentFreeAt(now);
+      const due = Math.max(planned, free);
+      if (certain && due <= now + reserve) return grant(due, planned);
+      return { granted: false, waitMs: due - now, slot: planned };
+    }
+    let slot = now;
+    const livePlan = this.live(this.plan, now);
+    const lth = livePlan[this.s.limit - 1];
+    if (lth !== undefined) {
+      slot = Math.max(slot, lth + this.span);
+      if (lth > now) slot += margin;
+    }
+    if (slot <= now + reserve) {
+      const [free, certain] = this.sentFreeAt(now);
+      const due = Math.max(slot, free);
+      if (certain && due <= now + reserve) return grant(due, due);
+      slot = due;
+    }
+    this.plan.set(member, slot);
+    return { granted: false, waitMs: slot - now, slot };
+  }
+
+  /** ZADD XX semantics: entries trimmed by an earlier call stay gone. */
+  complete(member: string, sendId: string, now: number): void {
+    const sentAt = this.plan.get(member);
+    if (this.sent.has(sendId)) this.sent.set(sendId, now);
+    if (sentAt !== undefined) this.plan.set(member, Math.max(sentAt, now));
+    if (sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
+      const sample = now - sentAt;
+      this.lag = this.lag === undefined ? sample : Math.floor(this.lag * 0.8 + sample * 0.2);
+    }
+  }
+}
