@@ -5,7 +5,7 @@
  * string is logged, and fields that commonly hold secrets are redacted.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 
 export type { Logger };
 
@@ -56,6 +56,8 @@ export function createLogger(
   };
   if (pretty && destination === undefined) {
     // In-process and synchronous: no transport thread per worker process.
+    // loaded only when wanted: worker processes logging JSON never pay for it
+    const pinoPretty = createRequire(import.meta.url)('pino-pretty') as (o: object) => DestinationStream;
     return pino(options, pinoPretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname' }));
   }
   return destination ? pino(options, destination) : pino(options);

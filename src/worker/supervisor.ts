@@ -44,7 +44,13 @@ export class WorkerPool {
   }
 
   private spawn(slot: number): void {
-    const child = fork(this.opts.entry ?? WORKER_ENTRY, [], { env: this.opts.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(this.opts.entry ?? WORKER_ENTRY, [], {
+      env: this.opts.env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // A worker holds one job at a time: a small young generation keeps 16 of them
+      // light (about 15 MB less each) at the cost of more, shorter scavenges.
+      execArgv: ['--max-semi-space-size=2'],
+    });
     this.children.set(slot, child);
     this.opts.onSlotChange?.(slot, true);
     child.on('message', (m: ChildMessage) => this.opts.onMessage?.(slot, m));
