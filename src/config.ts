@@ -86,7 +86,7 @@ const schema = z.object({
   LOCK_DURATION_MS: intIn(1000, 600_000, 'a whole number of milliseconds from 1000 to 600000').default(10_000),
   JOB_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(86_400),
   JOB_RETENTION_COUNT: intIn(0, 10_000_000, 'a whole number from 0 to 10000000').default(10_000),
-  UPLOAD_RETENTION_S: intIn(60, 31_536_000, 'a whole number of seconds from 60 to 31536000').default(604_800),
+  UPLOAD_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(604_800),
 });
 
 export type Config = Readonly<{

@@ -96,8 +96,19 @@ export function redisOptions(config: Config, purpose: ConnectionPurpose): RedisO
   };
 }
 
-/** A new connection (not yet connected: call `connectChecked`). */
+const lastErrors = new WeakMap<object, Error>();
+
+/**
+ * A new connection (not yet connected: call `connectChecked`). Connection errors
+ * are kept for connectChecked's message, never printed by ioredis itself.
+ */
 export function createRedis(config: Config, purpose: ConnectionPurpose): RedisClient {
+  const client = createClient(config, purpose);
+  client.on('error', (err: Error) => lastErrors.set(client, err));
+  return client;
+}
+
+function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
   const options = redisOptions(config, purpose);
   if (config.redisClusterNodes.length > 0) {
     const { password, username, tls } = urlAuth(config.redisUrl);
@@ -142,7 +153,8 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     await client.ping();
   } catch (err) {
     client.disconnect();
-    const reason = maskUrl(err instanceof Error ? err.message : String(err));
+    const cause = lastErrors.get(client) ?? err;
+    const reason = maskUrl(cause instanceof Error ? cause.message : String(cause));
     throw new RedisUnavailable(
       `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES.`,
     );

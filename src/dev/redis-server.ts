@@ -24,12 +24,14 @@ export async function freePort(): Promise<number> {
 /** Whether a Redis answers PING at `url` within about a second. */
 export async function redisAnswers(url: string): Promise<boolean> {
   const c = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  c.on('error', () => undefined);
+  let wantsPassword = false;
+  // a server that wants a password (and got none) still answers
+  c.on('error', (err: Error) => { wantsPassword ||= /NOAUTH|WRONGPASS/.test(err.message); });
   try {
     await c.connect();
     return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
+  } catch (err) {
+    return wantsPassword || /NOAUTH|WRONGPASS/.test((err as Error).message);
   } finally {
     c.disconnect();
   }
@@ -58,8 +60,8 @@ async function stopProcess(p: ChildProcess): Promise<void> {
  * Starts `redis-server` from PATH.
  * @throws Error when it is not installed or does not answer within 10 s.
  */
-export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+export async function startRedisServer(extraArgs: string[] = [], opts: { port?: number } = {}): Promise<RedisServer> {
+  const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'bulk-register-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs];
   const url = `redis://127.0.0.1:${port}`;

@@ -13,8 +13,8 @@ export interface Stage {
   stop(): Promise<void>;
 }
 
-export async function startStage(env: Record<string, string>, apiEnv: Record<string, string> = {}): Promise<Stage> {
-  const redis = await startRedis();
+export async function startStage(env: Record<string, string>, apiEnv: Record<string, string> = {}, redisArgs: string[] = []): Promise<Stage> {
+  const redis = await startRedis(redisArgs);
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const fullEnv = baseEnv({ REDIS_URL: redis.url, REGISTRATION_API_URL: apiUrl, SHUTDOWN_TIMEOUT_MS: '10000', ...env });

@@ -8,8 +8,8 @@ export interface TestRedis extends RedisServer {
   client(): Redis;
 }
 
-export async function startRedis(extraArgs: string[] = []): Promise<TestRedis> {
-  const server = await startRedisServer(extraArgs);
+export async function startRedis(extraArgs: string[] = [], opts: { port?: number } = {}): Promise<TestRedis> {
+  const server = await startRedisServer(extraArgs, opts);
   const clients: Redis[] = [];
   const stop = server.stop.bind(server);
   return Object.assign(server, {
