@@ -71,8 +71,24 @@ class NoLimiter implements PermitLimiter {
   }
 }
 
-export function makeLimiter(kind: LimiterKind, redis: RedisClient, settings: LimiterSettings): PermitLimiter {
+/** One limiter per seller, chosen by the seller's name: `{kind}--...` (the bench's comparison pool). */
+class BySellerLimiter implements PermitLimiter {
+  private readonly byKind = new Map<string, PermitLimiter>();
+  constructor(private readonly redis: RedisClient, readonly settings: LimiterSettings) {}
+  private pick(sellerId: string): PermitLimiter {
+    const kind = (sellerId.split('--')[0] ?? 'sliding-window') as LimiterKind;
+    let l = this.byKind.get(kind);
+    if (!l) this.byKind.set(kind, (l = makeLimiter(kind, this.redis, this.settings)));
+    return l;
+  }
+  acquire(sellerId: string, member: string, sendId: string) { return this.pick(sellerId).acquire(sellerId, member, sendId); }
+  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
+  block(sellerId: string, waitMs: number, sendId: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId); }
+}
+
+export function makeLimiter(kind: LimiterKind | 'by-seller', redis: RedisClient, settings: LimiterSettings): PermitLimiter {
   switch (kind) {
+    case 'by-seller': return new BySellerLimiter(redis, settings);
     case 'sliding-window': return new SellerLimiter(redis, settings);
     case 'fixed-window': return new FixedWindowLimiter(redis, settings);
     case 'token-bucket': return new TokenBucketLimiter(redis, settings);

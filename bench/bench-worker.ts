@@ -4,7 +4,7 @@ import { createLogger } from '../src/logger.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
 import { makeLimiter, type LimiterKind } from './alt-limiters.js';
 
-const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind;
+const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
 const config = loadConfig();
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
 runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings) }).catch((err: Error) => {

@@ -29,6 +29,10 @@ import { enqueueUpload } from '../src/upload/enqueue-upload.js';
 import { WorkerPool } from '../src/worker/supervisor.js';
 import type { LimiterKind } from './alt-limiters.js';
 
+/** BENCH_LIMITER of a pool: one limiter for all, or each seller's from its name. */
+type PoolKind = LimiterKind | 'by-seller';
+type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob> };
+
 const RULE = { limit: 50, windowMs: 2000, guardMs: 100 };
 const PROCESSES = 16;
 const LIMITERS: LimiterKind[] = (process.env.BENCH_ONLY?.split(',') as LimiterKind[] | undefined) ?? ['sliding-window', 'fixed-window', 'token-bucket', 'naive'];
@@ -111,7 +115,7 @@ class Bench {
     return this.events.get(`${event}\t${seller}`) ?? 0;
   }
 
-  configFor(kind: LimiterKind | 'none'): { config: Config; env: NodeJS.ProcessEnv } {
+  configFor(kind: PoolKind): { config: Config; env: NodeJS.ProcessEnv } {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       REDIS_URL: this.redisUrl,
@@ -129,7 +133,7 @@ class Bench {
     return { config: loadConfig(env), env };
   }
 
-  async withPool<T>(kind: LimiterKind | 'none', fn: (ctx: { config: Config; redis: RedisClient; queue: Queue<RegistrationJob> }) => Promise<T>): Promise<T> {
+  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
     const { config, env } = this.configFor(kind);
     let ready = 0;
     let allReady: () => void = () => undefined;
@@ -200,17 +204,16 @@ function scenario(base: Partial<ScenarioResult> & Pick<ScenarioResult, 'name' | 
 
 type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
 
-/** Runs each scenario alone on the limiter's pool (fresh sellers, API stats reset). */
-async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[]): Promise<{ results: ScenarioResult[]; chart: number[] }> {
-  return bench.withPool(kind, async ({ config, redis, queue }) => {
+/** Runs the scenarios one after the other on a pool, each on its own sellers (`{kind}--...`). */
+async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], { config, redis, queue }: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
+  {
     const deps = { redis, queue, config, now: Date.now };
     const results: ScenarioResult[] = [];
     let chart: number[] = [];
     for (const name of names) {
-      bench.api.reset();
       const before = await commandCalls(redis);
       const one = async (rows: number): Promise<ScenarioResult> => {
-        const seller = `${name}-${kind}`;
+        const seller = `${kind}--${name}`;
         await enqueueUpload(deps, seller, sheetOf(seller, rows));
         await bench.waitRegistered({ [seller]: rows });
         const f = bench.sellerFigures(seller);
@@ -230,13 +233,13 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
       else results.push(await threeSellers(bench, kind, deps, before));
     }
     return { results, chart };
-  });
+  }
 }
 
 async function threeSellers(
   bench: Bench, kind: LimiterKind, deps: Parameters<typeof enqueueUpload>[0], before: number,
 ): Promise<ScenarioResult> {
-  const [big, mid, small] = ['big', 'mid', 'small'].map((s) => `${s}-${kind}`) as [string, string, string];
+  const [big, mid, small] = ['big', 'mid', 'small'].map((s) => `${kind}--${s}`) as [string, string, string];
   await Promise.all([enqueueUpload(deps, big, sheetOf(big, 500)), enqueueUpload(deps, mid, sheetOf(mid, 230))]);
   // the small seller uploads once the big one is throttled
   while (bench.count('delayed', big) === 0) await sleep(20);
@@ -260,32 +263,31 @@ async function threeSellers(
   });
 }
 
-async function manySellers(bench: Bench, kind: LimiterKind | 'none'): Promise<{ result: ScenarioResult; rowsPerSecond: number }> {
-  return bench.withPool(kind, async ({ config, redis, queue }) => {
-    bench.api.reset();
-    const sellers = Array.from({ length: 1000 }, (_, i) => `m${i}-${kind}`);
-    const before = await commandCalls(redis);
-    const started = Date.now();
-    for (let i = 0; i < sellers.length; i += 50) {
-      await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queue, config, now: Date.now }, s, sheetOf(s, 5))));
-    }
-    await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));
-    const stats = bench.api.statsSnapshot(true);
-    const last = Math.max(...sellers.map((s) => Math.max(...((stats.sellers[s] as { times?: number[] }).times ?? [0]))));
-    const rows = 5000;
-    const rowsPerSecond = rows / ((last - started) / 1000);
-    const calls = sellers.reduce((n, s) => n + bench.count('permit', s), 0);
-    const delays = sellers.reduce((n, s) => n + bench.count('delayed', s), 0);
-    return {
-      rowsPerSecond,
-      result: scenario({
-        name: 'many-sellers', limiter: kind, rows, sellers: 1000, registered: stats.totals.registered, tooMany: stats.totals.tooMany,
-        maxInWindow: stats.totals.maxArrivalsInWindow, limiterCallsPerRow: kind === 'none' ? null : round(calls / rows),
-        delaysPerRow: kind === 'none' ? null : round(delays / rows),
-        redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1), rowsPerSecond: round(rowsPerSecond, 1),
-      }),
-    };
-  });
+async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, redis, queue }: Ctx): Promise<{ result: ScenarioResult; rowsPerSecond: number }> {
+  const sellers = Array.from({ length: 1000 }, (_, i) => `${kind}--m${i}`);
+  const before = await commandCalls(redis);
+  const started = Date.now();
+  for (let i = 0; i < sellers.length; i += 50) {
+    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queue, config, now: Date.now }, s, sheetOf(s, 5))));
+  }
+  await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));
+  const stats = bench.api.statsSnapshot(true);
+  const mine = sellers.map((s) => stats.sellers[s]! as typeof stats.sellers[string] & { times?: number[] });
+  const last = Math.max(...mine.map((s) => Math.max(...(s.times ?? [0]))));
+  const rows = 5000;
+  const rowsPerSecond = rows / ((last - started) / 1000);
+  const calls = sellers.reduce((n, s) => n + bench.count('permit', s), 0);
+  const delays = sellers.reduce((n, s) => n + bench.count('delayed', s), 0);
+  return {
+    rowsPerSecond,
+    result: scenario({
+      name: 'many-sellers', limiter: kind, rows, sellers: 1000,
+      registered: mine.reduce((n, s) => n + s.registered, 0), tooMany: mine.reduce((n, s) => n + s.tooMany, 0),
+      maxInWindow: Math.max(...mine.map((s) => s.maxArrivalsInWindow)), limiterCallsPerRow: kind === 'none' ? null : round(calls / rows),
+      delaysPerRow: kind === 'none' ? null : round(delays / rows),
+      redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1), rowsPerSecond: round(rowsPerSecond, 1),
+    }),
+  };
 }
 
 async function uploadWallMs(redisUrl: string): Promise<number> {
@@ -359,8 +361,14 @@ ${rows.join('\n')}
 ![registrations over time](registrations.svg)
 
 Notes on reading the table:
-- Each scenario runs alone on its limiter's pool; "Redis commands/row" is from
-  INFO commandstats over the scenario (commands inside scripts included).
+- The default limiter's scenarios each run alone on its pool. The three
+  comparison limiters share one pool and run their single-500 and
+  three-sellers side by side (to keep the bench under 5 minutes): their span
+  ratios include that contention; their 429s, calls and delays do not depend on it.
+- "Redis commands/row" is from INFO commandstats over the scenario (commands
+  inside scripts included; over all concurrent scenarios for the comparisons).
+- many-sellers runs alone on each pool; throughput is rows ÷ time from the
+  first enqueue to the last registration.
 - "429s" and "most requests in one window" (admitted or refused, any trailing
   window of W by arrival time) are what the API saw. Any 429 is a defect:
   the row recovers, but the seller was over the marketplace's rule.
@@ -379,24 +387,54 @@ async function main(): Promise<void> {
   const chart: Array<{ name: string; times: number[]; color: string }> = [];
   const colors: Record<string, string> = { 'sliding-window': '#1a7f37', 'fixed-window': '#cf222e', 'token-bucket': '#bf8700', naive: '#8250df' };
   try {
-    for (const kind of LIMITERS) {
-      const names: Throttled[] = (process.env.BENCH_SCENARIOS?.split(',') as Throttled[] | undefined)
-        ?? (kind === 'sliding-window' ? ['single-500', 'three-sellers', 'single-2000'] : ['single-500', 'three-sellers']);
-      say(`bench: ${kind}: ${names.join(', ')} ...`);
-      const r = await throttledScenarios(bench, kind, names);
-      results.push(...r.results);
-      chart.push({ name: kind, times: r.chart, color: colors[kind]! });
-      for (const x of r.results) say(`  ${x.name}: registered ${x.registered}, 429s ${x.tooMany}, max in window ${x.maxInWindow}, span/optimum ${x.spanRatio}, calls/row ${x.limiterCallsPerRow}, delays/row ${x.delaysPerRow}${x.smallSellerMs !== null ? `, small seller ${x.smallSellerMs} ms` : ''}`);
+    const throttled = (kind: LimiterKind): Throttled[] => (process.env.BENCH_SCENARIOS?.split(',') as Throttled[] | undefined)
+      ?? (kind === 'sliding-window' ? ['single-500', 'three-sellers', 'single-2000'] : ['single-500', 'three-sellers']);
+    const report = (rs: ScenarioResult[]) => {
+      for (const x of rs) say(`  ${x.limiter} ${x.name}: registered ${x.registered}, 429s ${x.tooMany}, most requests in a window ${x.maxInWindow}, span/optimum ${x.spanRatio}, calls/row ${x.limiterCallsPerRow}, delays/row ${x.delaysPerRow}${x.smallSellerMs !== null ? `, small seller ${x.smallSellerMs} ms` : ''}${x.rowsPerSecond ? `, ${x.rowsPerSecond} rows/s` : ''}`);
+    };
+    const many: Partial<Record<LimiterKind | 'none', { result: ScenarioResult; rowsPerSecond: number }>> = {};
+    if (LIMITERS.includes('sliding-window')) {
+      say(`bench: sliding-window pool: ${throttled('sliding-window').join(', ')}, many-sellers ...`);
+      await bench.withPool('sliding-window', async (ctx) => {
+        const r = await throttledScenarios(bench, 'sliding-window', throttled('sliding-window'), ctx);
+        results.push(...r.results);
+        chart.push({ name: 'sliding-window', times: r.chart, color: colors['sliding-window']! });
+        many['sliding-window'] = await manySellers(bench, 'sliding-window', ctx);
+        report([...r.results, many['sliding-window'].result]);
+      });
     }
-    say('bench: many-sellers, bare BullMQ (no limiter) ...');
-    const bare = await manySellers(bench, 'none');
+    const others = LIMITERS.filter((k) => k !== 'sliding-window');
+    if (others.length > 0) {
+      // The comparison limiters share one pool (each seller's limiter is chosen by its
+      // name) and run their throttled scenarios side by side, to keep the bench short.
+      say(`bench: comparison pool (${others.join(', ')}): single-500 and three-sellers side by side, then many-sellers each ...`);
+      await bench.withPool('by-seller', async (ctx) => {
+        const before = await commandCalls(ctx.redis);
+        const rs = await Promise.all(others.map((k) => throttledScenarios(bench, k, throttled(k), ctx)));
+        // side by side, Redis's command count is only known for all of them together
+        const rows = rs.flatMap((r) => r.results).reduce((n, r) => n + r.rows, 0);
+        const perRow = round(((await commandCalls(ctx.redis)) - before) / rows, 1);
+        for (const r of rs.flatMap((x) => x.results)) r.redisCommandsPerRow = perRow;
+        rs.forEach((r, i) => {
+          results.push(...r.results);
+          chart.push({ name: others[i]!, times: r.chart, color: colors[others[i]!]! });
+          report(r.results);
+        });
+        for (const k of others) {
+          many[k] = await manySellers(bench, k, ctx);
+          report([many[k]!.result]);
+        }
+      });
+    }
+    say('bench: bare BullMQ pool (no limiter): many-sellers ...');
+    const bare = await bench.withPool('none', (ctx) => manySellers(bench, 'none', ctx));
     say(`  bare: ${bare.rowsPerSecond.toFixed(1)} rows/s`);
-    for (const kind of LIMITERS) {
-      say(`bench: many-sellers, ${kind} ...`);
-      const m = await manySellers(bench, kind);
+    for (const k of LIMITERS) {
+      const m = many[k];
+      if (!m) continue;
       m.result.throughputRatio = round(m.rowsPerSecond / bare.rowsPerSecond);
       results.push(m.result);
-      say(`  ${kind}: ${m.rowsPerSecond.toFixed(1)} rows/s, ratio ${m.result.throughputRatio}`);
+      say(`  ${k}: throughput ÷ bare ${m.result.throughputRatio}`);
     }
     const uploadMs500 = await uploadWallMs(redisServer.url);
     say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);

@@ -7,7 +7,7 @@
   KEYS[2] sent     zset  (see sliding-window.lua)
   KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
   KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
-  KEYS[5] lag      string  (see sliding-window.lua) updated from this answer
+  KEYS[5] lag      hash    (see sliding-window.lua): `answer` updated from this answer
 
   ARGV[1] row member   "{uploadId}:{row}"
   ARGV[2] send id      the entry added to `sent` by the grant ("" when nothing was sent)
@@ -37,10 +37,11 @@ if sendId ~= '' then
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
   if sentAt >= 0 and now >= sentAt and now - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
-    local old = tonumber(redis.call('GET', lagKey) or '-1')
+    local old = tonumber(redis.call('HGET', lagKey, 'answer') or '-1')
     local lag = now - sentAt
     if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
-    redis.call('SET', lagKey, lag, 'PX', span * 10)
+    redis.call('HSET', lagKey, 'answer', lag)
+    redis.call('PEXPIRE', lagKey, span * 10)
   end
   for _, key in ipairs({ sentKey, planKey }) do
     local ttl = redis.call('PTTL', key)

@@ -10,8 +10,9 @@
   KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
   KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
-  KEYS[6] lag       string  moving average (ms) of the API's answer time, kept by
-                            complete-send.lua
+  KEYS[6] lag       hash    moving averages (ms): `wake`, how late a planned row is
+                            granted after its slot (kept here), and `answer`, the
+                            API's answer time (kept by complete-send.lua)
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
   ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
@@ -30,9 +31,11 @@
   A row's first call (no plan entry) gets a slot = max(now, L-th newest plan
   entry + W + G, blocked); if that is now and `sent` has room it is granted,
   otherwise the slot is recorded and the wait returned. When the L-th newest
-  plan entry is itself a future slot, its answer will come about `lag` after it,
-  so the new slot is set that much later (+ 5 ms): the row then finds `sent`
-  free when it wakes instead of being re-delayed (at most 2 calls per row). A later call (the row
+  plan entry is itself a future slot, that row will be sent about `wake` after
+  it and answered `answer` after that, so the new slot is set that much later
+  (+ 5 ms): the row then finds `sent` free when it wakes instead of being
+  re-delayed (at most 2 calls per row), and lateness does not pile up window
+  after window. A later call (the row
   has a plan entry) is a re-check: before its slot or while blocked it waits
   the rest; otherwise it is granted if `sent` has room, else it waits until
   `sent` frees. O(log n) per call, no loops.
@@ -59,8 +62,8 @@ local span = window + guard
 -- instead of a round trip through the delayed set (timers and a busy pool make
 -- wakes a few ms early or late).
 local RESERVE_MS = math.min(50, math.floor(span / 4))
-local lag = tonumber(redis.call('GET', lagKey) or '0')
-local margin = math.ceil(lag) + 5
+local lag = redis.call('HMGET', lagKey, 'wake', 'answer')
+local margin = math.ceil(tonumber(lag[1] or '0') + tonumber(lag[2] or '0')) + 5
 
 redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
 redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
@@ -92,8 +95,14 @@ local function expireAll()
 end
 
 -- Grants a send at `at` (now, or a moment later: the caller waits until then).
-local function grant(at, slot)
+local function grant(at, slot, wasPlanned)
   at = math.max(at, now)
+  if wasPlanned then
+    local late = at - slot
+    if lag[1] then late = math.floor(tonumber(lag[1]) * 0.8 + late * 0.2) end
+    redis.call('HSET', lagKey, 'wake', late)
+    redis.call('PEXPIRE', lagKey, span * 10)
+  end
   redis.call('ZADD', sentKey, at + hold, sendId)
   redis.call('ZADD', planKey, at, member)
   local event = 0
@@ -120,7 +129,7 @@ if planned then
   if blockedUntil > now then return wait(blockedUntil, planned, false) end
   local free, certain = sentFreeAt()
   local due = math.max(planned, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, planned) end
+  if certain and due <= now + RESERVE_MS then return grant(due, planned, true) end
   return wait(due, planned, false)
 end
 
@@ -136,7 +145,7 @@ slot = math.max(slot, blockedUntil)
 if slot <= now + RESERVE_MS then
   local free, certain = sentFreeAt()
   local due = math.max(slot, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, due) end
+  if certain and due <= now + RESERVE_MS then return grant(due, due, false) end
   slot = due
 end
 return wait(slot, slot, true)

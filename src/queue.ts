@@ -15,8 +15,16 @@ export interface RegistrationJob {
 /** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */
 export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
 
+/**
+ * Rows wait in BullMQ's prioritized set: new rows at NEW_ROW, rows that already
+ * hold a slot at DUE_ROW, so a row woken at its slot is not stuck behind the
+ * rows of a big upload that have not been planned yet.
+ */
+export const PRIORITY = { DUE_ROW: 1, NEW_ROW: 2 } as const;
+
 export function jobOptions(config: Config): JobsOptions {
   return {
+    priority: PRIORITY.NEW_ROW,
     attempts: config.maxAttempts,
     backoff: { type: 'jitter' },
     removeOnComplete: { age: config.jobRetentionS, count: config.jobRetentionCount },

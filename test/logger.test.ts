@@ -4,7 +4,7 @@ import { createLogger, maskUrl } from '../src/logger.js';
 
 describe('secrets never reach a log line', () => {
   it('masks credentials in URLs, idempotently', () => {
-    expect(maskUrl('cannot reach redis://admin:s3cret@10.0.0.1:6379/0 now')).toBe('cannot reach redis://admin:***@10.0.0.1:6379/0 now');
+    expect(maskUrl('cannot reach redis://admin:s3cret@10.0.0.1:7001/0 now')).toBe('cannot reach redis://admin:***@10.0.0.1:7001/0 now');
     expect(maskUrl('redis://:s3cret@h:1')).toBe('redis://***@h:1');
     expect(maskUrl('https://tok123@api.example.com/x')).toBe('https://***@api.example.com/x');
     expect(maskUrl(maskUrl('rediss://u:p@h'))).toBe('rediss://u:***@h');

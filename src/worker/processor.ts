@@ -18,7 +18,7 @@ import type { Outcome, PermitLimiter, UploadCounts } from '../rate-limit/limiter
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
-import type { RegistrationJob } from '../queue.js';
+import { PRIORITY, type RegistrationJob } from '../queue.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
 export class TransientFailure extends Error {
@@ -56,6 +56,7 @@ export function createProcessor(deps: ProcessorDeps) {
   async function delay(job: Job<RegistrationJob>, token: string | undefined, waitMs: number): Promise<never> {
     deps.onEvent?.('delayed', job.data.sellerId, { waitMs });
     log.debug({ sellerId: job.data.sellerId, row: job.data.row, waitMs }, 'no permit yet: job delayed');
+    if (job.priority !== PRIORITY.DUE_ROW) await job.changePriority({ priority: PRIORITY.DUE_ROW });
     await job.moveToDelayed(deps.now() + Math.max(1, waitMs), token);
     throw new DelayedError();
   }

@@ -20,7 +20,12 @@ export class SlidingWindowModel {
   private plan = new Map<string, number>();
   /** send id -> place */
   private sent = new Map<string, number>();
-  private lag: number | undefined;
+  private answer: number | undefined;
+  private wake: number | undefined;
+
+  private get margin(): number {
+    return Math.ceil((this.wake ?? 0) + (this.answer ?? 0)) + 5;
+  }
 
   constructor(private readonly s: ModelSettings) {}
 
@@ -37,8 +42,7 @@ export class SlidingWindowModel {
     const live = this.live(this.sent, now);
     if (live.length < this.s.limit) return [now, true];
     const score = live[this.s.limit - 1]!;
-    const margin = Math.ceil(this.lag ?? 0) + 5;
-    if (score > now) return [now + Math.min(score - now + this.span, Math.max(20, margin)), false];
+    if (score > now) return [now + Math.min(score - now + this.span, Math.max(20, this.margin)), false];
     return [score + this.span, true];
   }
 
@@ -49,9 +53,10 @@ export class SlidingWindowModel {
   acquire(member: string, sendId: string, now: number): ModelDecision {
     this.trim(now);
     const reserve = Math.min(50, Math.floor(this.span / 4));
-    const margin = Math.ceil(this.lag ?? 0) + 5;
-    const grant = (at: number, slot: number): ModelDecision => {
+    const margin = this.margin;
+    const grant = (at: number, slot: number, wasPlanned: boolean): ModelDecision => {
       at = Math.max(at, now);
+      if (wasPlanned) this.wake = this.wake === undefined ? at - slot : Math.floor(this.wake * 0.8 + (at - slot) * 0.2);
       this.sent.set(sendId, at + this.s.holdMs);
       this.plan.set(member, at);
       return { granted: true, waitMs: at - now, slot };
@@ -61,7 +66,7 @@ export class SlidingWindowModel {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(planned, free);
-      if (certain && due <= now + reserve) return grant(due, planned);
+      if (certain && due <= now + reserve) return grant(due, planned, true);
       return { granted: false, waitMs: due - now, slot: planned };
     }
     let slot = now;
@@ -74,7 +79,7 @@ export class SlidingWindowModel {
     if (slot <= now + reserve) {
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(slot, free);
-      if (certain && due <= now + reserve) return grant(due, due);
+      if (certain && due <= now + reserve) return grant(due, due, false);
       slot = due;
     }
     this.plan.set(member, slot);
@@ -88,7 +93,7 @@ export class SlidingWindowModel {
     if (sentAt !== undefined) this.plan.set(member, Math.max(sentAt, now));
     if (sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
       const sample = now - sentAt;
-      this.lag = this.lag === undefined ? sample : Math.floor(this.lag * 0.8 + sample * 0.2);
+      this.answer = this.answer === undefined ? sample : Math.floor(this.answer * 0.8 + sample * 0.2);
     }
   }
 }
