@@ -100,21 +100,25 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   let stopping: Promise<void> | undefined;
   const stop = (why: string) => {
     stopping ??= (async () => {
-      log.info({ why }, 'worker process stopping: finishing the jobs in hand');
-      const timer = setTimeout(() => {
-        log.warn('in-flight jobs did not finish in time; leaving them to be re-run');
-        process.exit(0);
-      }, config.shutdownTimeoutMs);
+      // The deadline first: nothing below (a dead log pipe, an unreachable Redis) may keep this process alive.
+      const timer = setTimeout(() => process.exit(0), config.shutdownTimeoutMs);
       timer.unref();
+      try {
+        log.info({ why }, 'worker process stopping: finishing the jobs in hand');
+      } catch {
+        // the log's pipe may be gone with the supervisor
+      }
       await worker.close().catch(() => undefined);
       flush();
       api.close();
       redis.disconnect();
       connection.disconnect();
-      clearTimeout(timer);
       process.exit(0);
     })();
   };
+  // With the supervisor gone, its end of our stdout/stderr pipes may be closed too.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('disconnect', () => stop('the supervisor went away'));
