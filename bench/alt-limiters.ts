@@ -23,6 +23,9 @@ abstract class CountingLimiter implements PermitLimiter {
   complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) {
     return this.counter.complete({ ...args, sendId: '' }, final, retentionS);
   }
+  async peek() {
+    return { nextPermitInMs: 0, limit: this.settings.limit, windowMs: this.settings.windowMs, plannedAhead: 0 };
+  }
   /** These designs know nothing of Retry-After: only the refused row waits. */
   async block(_sellerId: string, waitMs: number): Promise<number> {
     return waitMs;
@@ -69,6 +72,9 @@ class NoLimiter implements PermitLimiter {
   async block(_s: string, waitMs: number) {
     return waitMs;
   }
+  async peek() {
+    return { nextPermitInMs: 0, limit: this.settings.limit, windowMs: this.settings.windowMs, plannedAhead: 0 };
+  }
 }
 
 /** One limiter per seller, chosen by the seller's name: `{kind}--...` (the bench's comparison pool). */
@@ -84,6 +90,7 @@ class BySellerLimiter implements PermitLimiter {
   acquire(sellerId: string, member: string, sendId: string) { return this.pick(sellerId).acquire(sellerId, member, sendId); }
   complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
   block(sellerId: string, waitMs: number, sendId: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId); }
+  peek(sellerId: string) { return this.pick(sellerId).peek(sellerId); }
 }
 
 export function makeLimiter(kind: LimiterKind | 'by-seller', redis: RedisClient, settings: LimiterSettings): PermitLimiter {

@@ -29,7 +29,7 @@
   (now - (W + G), +inf): any L + 1 consecutive sends are then >= W + G apart.
 
   A row's first call (no plan entry) gets a slot = max(now, L-th newest plan
-  entry + W + G, blocked); if that is now and `sent` has room it is granted,
+  entry + W + G, blocked, the latest slot already handed out); if that is now and `sent` has room it is granted,
   otherwise the slot is recorded and the wait returned. When the L-th newest
   plan entry is itself a future slot, that row will be sent about `wake` after
   it and answered `answer` after that, so the new slot is set that much later
@@ -141,7 +141,8 @@ if lth[2] then
   slot = math.max(slot, before + span)
   if before > now then slot = slot + margin end
 end
-slot = math.max(slot, blockedUntil)
+-- never ahead of a row planned before it: slots are handed out in order
+slot = math.max(slot, blockedUntil, latest(planKey))
 if slot <= now + RESERVE_MS then
   local free, certain = sentFreeAt()
   local due = math.max(slot, free)

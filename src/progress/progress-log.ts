@@ -31,10 +31,18 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
   };
 }
 
-/** After a row was counted: a progress line at each 10 % step, a finished line at the end. */
-export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate): void {
+/** Whether the row just counted earns a progress line (each 10 % step). */
+export function wantsProgressLine(c: UploadCounts): boolean {
+  return crossesDecile(c.registered + c.duplicate + c.failed, c.total);
+}
+
+/**
+ * After a row was counted: a progress line at each 10 % step (its ETA from the
+ * seller's rule and its next permit), a finished line at the end.
+ */
+export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0): void {
   const done = c.registered + c.duplicate + c.failed;
-  if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate), 'upload progress');
+  if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs), 'upload progress');
   if (done === c.total) {
     log.info(
       { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed },

@@ -57,6 +57,8 @@ export interface PermitLimiter {
   acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
   complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number): Promise<{ counted: boolean } & UploadCounts>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
+  /** Read-only: when the seller's next send may go (for ETAs). */
+  peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }>;
 }
 
 export class SellerLimiter implements PermitLimiter {

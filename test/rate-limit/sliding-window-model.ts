@@ -76,6 +76,7 @@ export class SlidingWindowModel {
       slot = Math.max(slot, lth + this.span);
       if (lth > now) slot += margin;
     }
+    slot = Math.max(slot, livePlan[0] ?? now);
     if (slot <= now + reserve) {
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(slot, free);
