@@ -74,7 +74,7 @@ export type ConnectionPurpose =
   /** a long-lived worker: wait and retry for as long as Redis is away (BullMQ needs maxRetriesPerRequest null) */
   | 'worker';
 
-export function redisOptions(config: Config, purpose: ConnectionPurpose): RedisOptions {
+export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
   const base: RedisOptions = {
     lazyConnect: true,
     connectionName: `bulk-register:${purpose}`,
@@ -109,7 +109,7 @@ export function createRedis(config: Config, purpose: ConnectionPurpose): RedisCl
 }
 
 function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
-  const options = redisOptions(config, purpose);
+  const options = redisOptions(purpose);
   if (config.redisClusterNodes.length > 0) {
     const { password, username, tls } = urlAuth(config.redisUrl);
     const cluster = new Cluster([...config.redisClusterNodes], {
@@ -166,7 +166,7 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
  * connections. Not lazy: BullMQ expects it to connect by itself.
  */
 export function bullConnection(config: Config, purpose: ConnectionPurpose): Redis | Cluster {
-  const options = { ...redisOptions(config, purpose), lazyConnect: false, maxRetriesPerRequest: purpose === 'worker' ? null : 1 };
+  const options = { ...redisOptions(purpose), lazyConnect: false, maxRetriesPerRequest: purpose === 'worker' ? null : 1 };
   if (config.redisClusterNodes.length > 0) {
     const { password, username, tls } = urlAuth(config.redisUrl);
     return new Cluster([...config.redisClusterNodes], {

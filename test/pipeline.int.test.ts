@@ -4,59 +4,30 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { startRedis, freePort, type TestRedis } from './helpers/redis-server.js';
-import { baseEnv, runCli, startCli, type Running } from './helpers/cli.js';
+import { runCli, type Running } from './helpers/cli.js';
+import { alive, startStage, workerPids, type Stage } from './helpers/pipeline.js';
 import { FIXTURES_DIR } from '../src/paths.js';
 
-let redis: TestRedis;
-let api: Running;
+let stage: Stage;
 let env: NodeJS.ProcessEnv;
-let apiUrl: string;
-const pools: Running[] = [];
 
 const LIMIT = 20;
 const WINDOW = 1000;
 
 async function apiStats(): Promise<{ totals: Record<string, number>; sellers: Record<string, Record<string, number>> }> {
-  return (await fetch(`${apiUrl}/_stats`)).json() as never;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function workerPids(output: string): number[] {
-  return [...new Set([...output.matchAll(/"name":"worker","pid":(\d+)/g)].map((m) => Number(m[1])))];
+  return (await fetch(`${stage.apiUrl}/_stats`)).json() as never;
 }
 
 beforeAll(async () => {
-  redis = await startRedis();
-  const port = await freePort();
-  apiUrl = `http://127.0.0.1:${port}`;
-  env = baseEnv({
-    REDIS_URL: redis.url,
-    REGISTRATION_API_URL: apiUrl,
-    RATE_LIMIT_MAX: String(LIMIT),
-    RATE_LIMIT_WINDOW_MS: String(WINDOW),
-    RATE_LIMIT_GUARD_MS: '100',
-    MOCK_LATENCY_MS: '2-25',
-    MOCK_INVALID_CATEGORIES: 'C0139',
-    QUEUE_PREFIX: '{pipeline}',
-    SHUTDOWN_TIMEOUT_MS: '10000',
-  });
-  api = startCli(['mock-api', '--port', String(port)], env);
-  await api.waitFor(/mock registration API listening/);
+  stage = await startStage(
+    { RATE_LIMIT_MAX: String(LIMIT), RATE_LIMIT_WINDOW_MS: String(WINDOW), RATE_LIMIT_GUARD_MS: '100', QUEUE_PREFIX: '{pipeline}' },
+    { MOCK_LATENCY_MS: '2-25', MOCK_INVALID_CATEGORIES: 'C0139' },
+  );
+  env = stage.env;
 });
 
 afterAll(async () => {
-  for (const p of pools) await p.stop('SIGKILL');
-  await api?.stop();
-  await redis?.stop();
+  await stage?.stop();
 });
 
 describe('upload -> worker processes -> registration API', () => {
@@ -72,8 +43,7 @@ describe('upload -> worker processes -> registration API', () => {
     expect(badJson.enqueued).toBe(6);
     expect(badJson.errors.map((e: { row: number }) => e.row)).toEqual([4, 6, 8, 9]);
 
-    const pool = startCli(['workers', '--processes', '4'], env);
-    pools.push(pool);
+    const pool: Running = stage.pool(4);
     const c = await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'S3'], env);
     expect(c.code).toBe(0);
 
@@ -86,7 +56,7 @@ describe('upload -> worker processes -> registration API', () => {
     expect(byId.S1).toMatchObject({ total: 150, registered: 147, duplicate: 0, failed: 3, pending: 0, done: true });
     expect(byId.S3).toMatchObject({ total: 7, registered: 7, pending: 0, done: true });
     expect(byId.S2).toMatchObject({ total: 6, registered: 6, pending: 0, done: true });
-    const rows = await redis.client().hgetall(`pipeline:up:{S1}:${aJson.uploadId}:rows`);
+    const rows = await stage.redis.client().hgetall(`pipeline:up:{S1}:${aJson.uploadId}:rows`);
     const failed = Object.entries(rows).filter(([, v]) => JSON.parse(v).status === 'failed');
     expect(failed.map(([row]) => Number(row)).sort((x, y) => x - y)).toEqual([41, 81, 121]);
     expect(JSON.parse(failed[0]![1]).reason).toBe('category: category C0139 does not exist');
@@ -121,8 +91,7 @@ describe('upload -> worker processes -> registration API', () => {
   });
 
   it('stops cleanly on SIGTERM in the middle of a throttled run and carries on when started again', async () => {
-    const pool = startCli(['workers', '--processes', '4'], env);
-    pools.push(pool);
+    const pool: Running = stage.pool(4);
     const up = await runCli(['upload', join(FIXTURES_DIR, 'seller-b-60-korean.xlsx'), '--seller', 'S4', '--json'], env);
     expect(up.code).toBe(0);
     const { uploadId } = JSON.parse(up.stdout);
@@ -135,12 +104,11 @@ describe('upload -> worker processes -> registration API', () => {
 
     const mid = JSON.parse((await runCli(['status', '--upload', uploadId, '--json'], env)).stdout);
     expect(mid.uploads[0].done).toBe(false);
-    const redisClient = redis.client();
+    const redisClient = stage.redis.client();
     expect(await redisClient.zcard('{pipeline}:registrations:active')).toBe(0);
     expect(await redisClient.llen('{pipeline}:registrations:active')).toBe(0);
 
-    const again = startCli(['workers', '--processes', '4'], env);
-    pools.push(again);
+    const again = stage.pool(4);
     const done = await runCli(['status', '--upload', uploadId, '--wait', '--json'], env, 120_000);
     const final = JSON.parse(done.stdout).uploads[0];
     expect(final).toMatchObject({ total: 60, registered: 59, failed: 1, pending: 0, done: true });

@@ -4,8 +4,8 @@
  * told to stop, on SIGINT/SIGTERM, or when the supervisor goes away.
  */
 import { Worker, type Job } from 'bullmq';
-import { loadConfig, type Config } from '../config.js';
-import { createLogger, type Logger } from '../logger.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
 import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
 import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
