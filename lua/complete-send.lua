@@ -8,24 +8,33 @@
   KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
   KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
   KEYS[5] lag      hash    (see sliding-window.lua): `answer` updated from this answer
+  KEYS[6] limits   hash    (see sliding-window.lua)
+  KEYS[7] blocked  string  (see sliding-window.lua)
 
   ARGV[1] row member   "{uploadId}:{row}"
   ARGV[2] send id      the entry added to `sent` by the grant ("" when nothing was sent)
   ARGV[3] row number
   ARGV[4] outcome      "registered" | "duplicate" | "failed" | "" (not final: a retry follows)
   ARGV[5] outcome JSON stored for the row (status, productId, reason)
-  ARGV[6] span W + G (ms), so the moved entries keep a TTL that covers them
-  ARGV[7] retention (s) of the upload's keys
+  ARGV[6] default limit L
+  ARGV[7] default window W (ms)
+  ARGV[8] guard G (ms)
+  ARGV[9] retention (s) of the upload's keys
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
   entry only moves up (GT). A row is counted once, whatever the re-runs.
 
-  Returns { counted (1|0), total, registered, duplicate, failed, now }
+  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs }
+    nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
+    upload (the worker then logs a progress line), when the seller's next send
+    may go (see lib/next-permit.lua); otherwise -1.
 ]]
+--#include lib/next-permit.lua
 local planKey, sentKey, uploadKey, rowsKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local span, retention = tonumber(ARGV[6]), tonumber(ARGV[7])
+local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
+local span, retention = window + tonumber(ARGV[8]), tonumber(ARGV[9])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -60,4 +69,11 @@ if outcome ~= '' and redis.call('EXISTS', uploadKey) == 1 then
 end
 
 local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
-return { counted, tonumber(c[1] or '0'), tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0'), now }
+local total = tonumber(c[1] or '0')
+local done = tonumber(c[2] or '0') + tonumber(c[3] or '0') + tonumber(c[4] or '0')
+local nextInMs = -1
+if counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
+  local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
+  nextInMs = nextPermitAt(planKey, sentKey, limit, span, blockedUntil, now) - now
+end
+return { counted, total, tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0'), now, nextInMs }

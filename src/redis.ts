@@ -20,9 +20,10 @@ export interface LuaCommands {
   ): Promise<[...Reply5, number, number]>;
   /** lua/complete-send.lua */
   completeSend(
-    plan: string, sent: string, upload: string, rows: string, lag: string,
-    member: string, sendId: string, row: number, outcome: string, detail: string, spanMs: number, retentionS: number,
-  ): Promise<[...Reply5, number]>;
+    plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
+    member: string, sendId: string, row: number, outcome: string, detail: string,
+    limit: number, windowMs: number, guardMs: number, retentionS: number,
+  ): Promise<[...Reply5, number, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/fixed-window.lua (bench comparison) */
@@ -40,7 +41,7 @@ export type RedisClient = (Redis | Cluster) & LuaCommands;
 
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
   acquirePermit: { file: 'sliding-window.lua', keys: 6 },
-  completeSend: { file: 'complete-send.lua', keys: 5 },
+  completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
   fixedWindow: { file: 'fixed-window.lua', keys: 1 },
@@ -48,11 +49,12 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
 };
 
 let scriptSource: Map<string, string> | undefined;
-function luaSource(file: string): string {
+/** A script's text, with each `--#include lib/x.lua` line replaced by that file (Redis scripts cannot load modules). */
+export function luaSource(file: string): string {
   scriptSource ??= new Map();
   let lua = scriptSource.get(file);
   if (lua === undefined) {
-    lua = readFileSync(join(LUA_DIR, file), 'utf8');
+    lua = readFileSync(join(LUA_DIR, file), 'utf8').replace(/^--#include (\S+)$/gm, (_, lib: string) => luaSource(lib));
     scriptSource.set(file, lua);
   }
   return lua;

@@ -31,11 +31,6 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
   };
 }
 
-/** Whether the row just counted earns a progress line (each 10 % step). */
-export function wantsProgressLine(c: UploadCounts): boolean {
-  return crossesDecile(c.registered + c.duplicate + c.failed, c.total);
-}
-
 /**
  * After a row was counted: a progress line at each 10 % step (its ETA from the
  * seller's rule and its next permit), a finished line at the end.

@@ -41,6 +41,16 @@ export interface UploadCounts {
   failed: number;
 }
 
+/** What complete() reports: whether this call counted the row, and the upload's counts after it. */
+export interface Completion extends UploadCounts {
+  counted: boolean;
+  /**
+   * When the count crossed a 10 % step of an unfinished upload: the ms until the
+   * seller's next send may go (for the progress line's ETA); otherwise undefined.
+   */
+  nextPermitInMs?: number;
+}
+
 const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
 
 export interface CompleteArgs {
@@ -55,7 +65,7 @@ export interface CompleteArgs {
 export interface PermitLimiter {
   readonly settings: LimiterSettings;
   acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
-  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number): Promise<{ counted: boolean } & UploadCounts>;
+  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
   /** Read-only: when the seller's next send may go (for ETAs). */
   peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }>;
@@ -89,21 +99,24 @@ export class SellerLimiter implements PermitLimiter {
   /**
    * lua/complete-send.lua: the answer (or error) arrived. Moves the send's place to
    * now and, when `outcome` is given, counts the row once for its upload.
-   * @returns whether this call counted the row, and the upload's counts after it.
    */
   async complete(
     args: CompleteArgs,
     final: { outcome: Outcome; detail: object } | undefined,
     retentionS: number,
-  ): Promise<{ counted: boolean; redisNow: number } & UploadCounts> {
+  ): Promise<Completion & { redisNow: number }> {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
-    const [counted, total, registered, duplicate, failed, redisNow] = await this.redis.completeSend(
-      k.plan, k.sent, u.upload, u.rows, k.lag,
+    const s = this.settings;
+    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs] = await this.redis.completeSend(
+      k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      this.settings.windowMs + this.settings.guardMs, retentionS,
+      s.limit, s.windowMs, s.guardMs, retentionS,
     );
-    return { counted: counted === 1, total, registered, duplicate, failed, redisNow };
+    return {
+      counted: counted === 1, total, registered, duplicate, failed, redisNow,
+      nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,
+    };
   }
 
   /** lua/block-seller.lua: the API said 429; every row of the seller waits `waitMs`. */

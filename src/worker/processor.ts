@@ -17,7 +17,7 @@ import type { RedisClient } from '../redis.js';
 import type { Outcome, PermitLimiter, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
-import { logRowCounted, logThrottleEvent, wantsProgressLine, type Rate } from '../progress/progress-log.js';
+import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type RegistrationJob } from '../queue.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
@@ -109,10 +109,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (counts.counted) {
       deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
-      const next = wantsProgressLine(counts) && counts.total > counts.registered + counts.duplicate + counts.failed
-        ? (await limiter.peek(sellerId)).nextPermitInMs
-        : 0;
-      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), next);
+      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0);
     }
     return result;
   };

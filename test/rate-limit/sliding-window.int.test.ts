@@ -42,6 +42,24 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(onTime.event).toBe('released');
   });
 
+  it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
+    await redis.hset(uploadKeys('next', 'S5', 'u').upload, { total: 20, uploadId: 'u' });
+    const grants = [];
+    for (let row = 1; row <= 4; row++) grants.push(await limiter.acquire('S5', `u:${row}`, `u:${row}#a`));
+    expect(grants.map((g) => g.granted)).toEqual([true, true, false, false]);
+    const done = async (row: number) =>
+      limiter.complete({ sellerId: 'S5', uploadId: 'u', row, member: `u:${row}`, sendId: `u:${row}#a` }, { outcome: 'registered', detail: {} }, 60);
+    const first = await done(1); // 1 of 20: no step crossed
+    expect(first.nextPermitInMs).toBeUndefined();
+    const second = await done(2); // 2 of 20: the 10 % step; rows 3 and 4 hold the next slot
+    expect(second.nextPermitInMs).toBeGreaterThan(1000);
+    expect(second.nextPermitInMs).toBeLessThanOrEqual(grants[2]!.waitMs);
+    const again = await done(2); // counted once: nothing reported the second time
+    expect(again.counted).toBe(false);
+    expect(again.nextPermitInMs).toBeUndefined();
+  });
+
   it('keeps every key under the seller hash tag, each with a TTL', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 500, guardMs: 50, queuePrefix: '{tags}' });
     await redis.hset(uploadKeys('tags', 'S-3', 'up1').upload, { total: 3, uploadId: 'up1' });
