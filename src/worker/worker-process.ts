@@ -57,8 +57,12 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   };
   setInterval(flush, 250).unref();
   const api = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
+  // On a single Redis the worker's BullMQ commands share the limiter's connection,
+  // so a row's count always reaches Redis before its job is finished (countAhead).
+  const cluster = config.redisClusterNodes.length > 0;
   const processor = createProcessor({
     redis, limiter, api, log,
+    countAhead: !cluster,
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
     uploadRetentionS: config.uploadRetentionS,
@@ -69,7 +73,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     },
   });
 
-  const connection = bullConnection(config, 'worker');
+  const connection = cluster ? bullConnection(config, 'worker') : redis;
   const worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
     connection,
     prefix: config.queuePrefix,
@@ -109,6 +113,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
         // the log's pipe may be gone with the supervisor
       }
       await worker.close().catch(() => undefined);
+      await processor.settled();
       flush();
       api.close();
       redis.disconnect();
