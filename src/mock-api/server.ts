@@ -137,6 +137,18 @@ export class MockRegistrationApi {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** One seller's figures (cheap: for polling many sellers while requests flow). */
+  sellerStats(seller: string): (SellerStats & { times: number[] }) | undefined {
+    const s = this.stats.get(seller);
+    if (!s) return undefined;
+    return {
+      ...s,
+      maxInWindow: this.logs.get(seller)?.maxInWindow ?? 0,
+      maxArrivalsInWindow: this.arrivals.get(seller)?.maxInWindow ?? 0,
+      times: this.times.get(seller) ?? [],
+    };
+  }
+
   statsSnapshot(withTimes = false) {
     const sellers: Record<string, SellerStats & { times?: number[] }> = {};
     const totals = emptyStats();
