@@ -24,6 +24,9 @@
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
   entry only moves up (GT). A row is counted once, whatever the re-runs.
+  The grant gave both sets a TTL of at least their newest entry + W + G + 1 s,
+  which still covers an entry moved up by less than 1 s; an answer that took
+  longer (a stalled worker) has the TTLs checked and raised here.
 
   Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs }
     nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
@@ -33,8 +36,7 @@
 --#include lib/next-permit.lua
 local planKey, sentKey, uploadKey, rowsKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
-local span, retention = window + tonumber(ARGV[8]), tonumber(ARGV[9])
+local span, retention = tonumber(ARGV[7]) + tonumber(ARGV[8]), tonumber(ARGV[9])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -52,28 +54,35 @@ if sendId ~= '' then
     redis.call('HSET', lagKey, 'answer', lag)
     redis.call('PEXPIRE', lagKey, span * 10)
   end
-  for _, key in ipairs({ sentKey, planKey }) do
-    local ttl = redis.call('PTTL', key)
-    if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end
+  if sentAt < 0 or now - sentAt >= 500 then
+    for _, key in ipairs({ sentKey, planKey }) do
+      local ttl = redis.call('PTTL', key)
+      if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end
+    end
   end
 end
 
+local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
 local counted = 0
-if outcome ~= '' and redis.call('EXISTS', uploadKey) == 1 then
+if outcome ~= '' and c[1] then
+  -- the upload exists (its counters expire with it): count the row once
   if redis.call('HSETNX', rowsKey, row, detail) == 1 then
     redis.call('HINCRBY', uploadKey, outcome, 1)
     counted = 1
+    local field = ({ registered = 2, duplicate = 3, failed = 4 })[outcome]
+    if field then c[field] = tonumber(c[field] or '0') + 1 end
   end
   redis.call('EXPIRE', rowsKey, retention)
   redis.call('EXPIRE', uploadKey, retention)
 end
 
-local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
 local total = tonumber(c[1] or '0')
-local done = tonumber(c[2] or '0') + tonumber(c[3] or '0') + tonumber(c[4] or '0')
+local registered, duplicate, failed = tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0')
+local done = registered + duplicate + failed
 local nextInMs = -1
 if counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
+  local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
   local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
-  nextInMs = nextPermitAt(planKey, sentKey, limit, span, blockedUntil, now) - now
+  nextInMs = nextPermitAt(planKey, sentKey, limit, window + tonumber(ARGV[8]), blockedUntil, now) - now
 end
-return { counted, total, tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0'), now, nextInMs }
+return { counted, total, registered, duplicate, failed, now, nextInMs }

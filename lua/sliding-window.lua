@@ -10,9 +10,8 @@
   KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
   KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
-  KEYS[6] lag       hash    moving averages (ms): `wake`, how late a planned row is
-                            granted after its slot (kept here), and `answer`, the
-                            API's answer time (kept by complete-send.lua)
+  KEYS[6] lag       hash    `answer`: moving average (ms) of the API's answer time
+                            (kept by complete-send.lua)
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
   ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
@@ -29,16 +28,19 @@
   (now - (W + G), +inf): any L + 1 consecutive sends are then >= W + G apart.
 
   A row's first call (no plan entry) gets a slot = max(now, L-th newest plan
-  entry + W + G, blocked, the latest slot already handed out); if that is now and `sent` has room it is granted,
-  otherwise the slot is recorded and the wait returned. When the L-th newest
-  plan entry is itself a future slot, that row will be sent about `wake` after
-  it and answered `answer` after that, so the new slot is set that much later
-  (+ 5 ms): the row then finds `sent` free when it wakes instead of being
-  re-delayed (at most 2 calls per row), and lateness does not pile up window
-  after window. A later call (the row
-  has a plan entry) is a re-check: before its slot or while blocked it waits
-  the rest; otherwise it is granted if `sent` has room, else it waits until
-  `sent` frees. O(log n) per call, no loops.
+  entry + W + G, blocked, the latest slot already handed out); if that is now and
+  `sent` has room it is granted, otherwise the slot is recorded and the wait
+  returned. When the L-th newest plan entry is itself a future slot, that row's
+  place in `sent` will be its answer time, about `answer` after it is sent, so
+  the new slot is set that much later (+ 5 ms): the row then finds `sent` free
+  when it wakes instead of being re-delayed (at most 2 calls per row). How late
+  rows wake needs no allowance: a row and the one L before it wake about equally
+  late (the same pool, the same place in their window's burst), and what differs
+  is taken up by the in-process wait of a reserved grant. A later call (the row
+  has a plan entry) is a re-check: before its slot or while blocked it waits the
+  rest; otherwise it is granted if `sent` has room, else it waits until `sent`
+  frees. O(log n) per call, no loops. A call that changes a set renews its TTL;
+  a call that changes nothing leaves the TTLs as they are.
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot }
     waitMs: granted: wait this long, then send; denied: ask again after this long.
@@ -48,12 +50,10 @@
 ]]
 local planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, sendId = ARGV[1], ARGV[2]
-local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 local guard, hold = tonumber(ARGV[5]), tonumber(ARGV[6])
 
 local override = redis.call('HMGET', limitsKey, 'max', 'windowMs')
-if override[1] then limit = tonumber(override[1]) end
-if override[2] then window = tonumber(override[2]) end
+local limit, window = tonumber(override[1] or ARGV[3]), tonumber(override[2] or ARGV[4])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -62,13 +62,25 @@ local span = window + guard
 -- instead of a round trip through the delayed set (timers and a busy pool make
 -- wakes a few ms early or late).
 local RESERVE_MS = math.min(50, math.floor(span / 4))
-local lag = redis.call('HMGET', lagKey, 'wake', 'answer')
-local margin = math.ceil(tonumber(lag[1] or '0') + tonumber(lag[2] or '0')) + 5
 
 redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
 redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
 
+local function top(key)
+  local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  if newest[2] then return tonumber(newest[2]) end
+  return now
+end
+-- the latest slot handed out (now when none is ahead)
+local planTop = math.max(top(planKey), now)
 local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
+
+-- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed)
+local margin
+local function answerMargin()
+  margin = margin or (math.ceil(tonumber(redis.call('HGET', lagKey, 'answer') or '0')) + 5)
+  return margin
+end
 
 -- When `sent` frees a place (now when it has room), and whether that is certain.
 -- A send still in flight holds its place until its answer, which usually comes
@@ -77,37 +89,24 @@ local function sentFreeAt()
   if redis.call('ZCARD', sentKey) < limit then return now, true end
   local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
   local score = tonumber(lth[2])
-  if score > now then return now + math.min(score - now + span, math.max(20, margin)), false end
+  if score > now then return now + math.min(score - now + span, math.max(20, answerMargin())), false end
   return score + span, true
 end
 
-local function latest(key)
-  local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-  if top[2] then return tonumber(top[2]) end
-  return now
-end
-
-local function expireAll()
-  local planTtl = math.max(latest(planKey), now) - now + span + 1000
-  redis.call('PEXPIRE', planKey, planTtl)
-  redis.call('PEXPIRE', sentKey, math.max(latest(sentKey), now) - now + span + 1000)
-  if redis.call('EXISTS', throttleKey) == 1 then redis.call('PEXPIRE', throttleKey, planTtl) end
+local function planTtl()
+  return planTop - now + span + 1000
 end
 
 -- Grants a send at `at` (now, or a moment later: the caller waits until then).
-local function grant(at, slot, wasPlanned)
+local function grant(at, slot)
   at = math.max(at, now)
-  if wasPlanned then
-    local late = at - slot
-    if lag[1] then late = math.floor(tonumber(lag[1]) * 0.8 + late * 0.2) end
-    redis.call('HSET', lagKey, 'wake', late)
-    redis.call('PEXPIRE', lagKey, span * 10)
-  end
   redis.call('ZADD', sentKey, at + hold, sendId)
   redis.call('ZADD', planKey, at, member)
   local event = 0
-  if latest(planKey) <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
-  expireAll()
+  if planTop <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
+  planTop = math.max(planTop, at)
+  redis.call('PEXPIRE', planKey, planTtl())
+  redis.call('PEXPIRE', sentKey, top(sentKey) - now + span + 1000)
   return { 1, at - now, limit, window, event, now, slot }
 end
 
@@ -115,9 +114,11 @@ local function wait(untilMs, slot, record)
   local event = 0
   if record then
     redis.call('ZADD', planKey, untilMs, member)
-    if redis.call('SET', throttleKey, '1', 'NX') then event = 1 end
+    planTop = math.max(planTop, untilMs)
+    redis.call('PEXPIRE', planKey, planTtl())
+    if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
+    else redis.call('PEXPIRE', throttleKey, planTtl()) end
   end
-  expireAll()
   return { 0, untilMs - now, limit, window, event, now, slot }
 end
 
@@ -129,7 +130,7 @@ if planned then
   if blockedUntil > now then return wait(blockedUntil, planned, false) end
   local free, certain = sentFreeAt()
   local due = math.max(planned, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, planned, true) end
+  if certain and due <= now + RESERVE_MS then return grant(due, planned) end
   return wait(due, planned, false)
 end
 
@@ -139,14 +140,14 @@ local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
 if lth[2] then
   local before = tonumber(lth[2])
   slot = math.max(slot, before + span)
-  if before > now then slot = slot + margin end
+  if before > now then slot = slot + answerMargin() end
 end
 -- never ahead of a row planned before it: slots are handed out in order
-slot = math.max(slot, blockedUntil, latest(planKey))
+slot = math.max(slot, blockedUntil, planTop)
 if slot <= now + RESERVE_MS then
   local free, certain = sentFreeAt()
   local due = math.max(slot, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, due, false) end
+  if certain and due <= now + RESERVE_MS then return grant(due, due) end
   slot = due
 end
 return wait(slot, slot, true)

@@ -21,10 +21,9 @@ export class SlidingWindowModel {
   /** send id -> place */
   private sent = new Map<string, number>();
   private answer: number | undefined;
-  private wake: number | undefined;
 
   private get margin(): number {
-    return Math.ceil((this.wake ?? 0) + (this.answer ?? 0)) + 5;
+    return Math.ceil(this.answer ?? 0) + 5;
   }
 
   constructor(private readonly s: ModelSettings) {}
@@ -54,9 +53,8 @@ export class SlidingWindowModel {
     this.trim(now);
     const reserve = Math.min(50, Math.floor(this.span / 4));
     const margin = this.margin;
-    const grant = (at: number, slot: number, wasPlanned: boolean): ModelDecision => {
+    const grant = (at: number, slot: number): ModelDecision => {
       at = Math.max(at, now);
-      if (wasPlanned) this.wake = this.wake === undefined ? at - slot : Math.floor(this.wake * 0.8 + (at - slot) * 0.2);
       this.sent.set(sendId, at + this.s.holdMs);
       this.plan.set(member, at);
       return { granted: true, waitMs: at - now, slot };
@@ -66,7 +64,7 @@ export class SlidingWindowModel {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(planned, free);
-      if (certain && due <= now + reserve) return grant(due, planned, true);
+      if (certain && due <= now + reserve) return grant(due, planned);
       return { granted: false, waitMs: due - now, slot: planned };
     }
     let slot = now;
@@ -80,7 +78,7 @@ export class SlidingWindowModel {
     if (slot <= now + reserve) {
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(slot, free);
-      if (certain && due <= now + reserve) return grant(due, due, false);
+      if (certain && due <= now + reserve) return grant(due, due);
       slot = due;
     }
     this.plan.set(member, slot);
