@@ -342,9 +342,8 @@ async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx):
     if (mine.length === 0) continue;
     results.push({ ...mine[0]!.run.result, throughputRatio: round(mean(rates(k)) / bare) });
   }
-  const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' and ');
-  const note = `in this run bare BullMQ did ${fmt(rates('none'))} rows/s (first and last)` +
-    (kinds.includes('sliding-window') ? `, the default limiter ${fmt(rates('sliding-window'))} rows/s (second and second to last)` : '');
+  const note = `The runs, in order: ${runs.map(({ kind, run }, i) =>
+    `${i + 1}. ${kind === 'none' ? 'bare' : kind} ${run.rowsPerSecond.toFixed(0)} rows/s (CPU per row: ${run.cpu.workers.toFixed(2)} ms workers, ${run.cpu.redis.toFixed(2)} ms Redis)`).join('; ')}`;
   return { results, note };
 }
 
