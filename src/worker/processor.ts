@@ -43,6 +43,8 @@ export interface ProcessorDeps {
    * so the worker waits for the count before the job may finish.
    */
   countAhead?: boolean;
+  /** Called with the host time a delayed job is due (see wake-kick.ts). */
+  onDelayed?: (dueAtMs: number) => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
   onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
@@ -71,7 +73,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     deps.onEvent?.('delayed', job.data.sellerId, { waitMs });
     log.debug({ sellerId: job.data.sellerId, row: job.data.row, waitMs }, 'no permit yet: job delayed');
     if (job.priority !== PRIORITY.DUE_ROW) await job.changePriority({ priority: PRIORITY.DUE_ROW });
-    await job.moveToDelayed(deps.now() + Math.max(1, waitMs), token);
+    const dueAt = deps.now() + Math.max(1, waitMs);
+    await job.moveToDelayed(dueAt, token);
+    deps.onDelayed?.(dueAt);
     throw new DelayedError();
   }
 

@@ -13,6 +13,7 @@ import { createRegistrationClient } from '../registration/client.js';
 import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
+import { createWakeKicker } from './wake-kick.js';
 
 function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
@@ -60,9 +61,12 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // On a single Redis the worker's BullMQ commands share the limiter's connection,
   // so a row's count always reaches Redis before its job is finished (countAhead).
   const cluster = config.redisClusterNodes.length > 0;
+  // a read of a key that never exists, in the queue's own slot (the node the workers block on)
+  const kicker = createWakeKicker(() => redis.exists(`${config.queuePrefix}:wake`));
   const processor = createProcessor({
     redis, limiter, api, log,
     countAhead: !cluster,
+    onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
     uploadRetentionS: config.uploadRetentionS,
@@ -114,6 +118,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       }
       await worker.close().catch(() => undefined);
       await processor.settled();
+      kicker.stop();
       flush();
       api.close();
       redis.disconnect();
