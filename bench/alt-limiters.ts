@@ -4,7 +4,7 @@
  * sliding window's sets) so that status and progress work the same.
  */
 import type { RedisClient } from '../src/redis.js';
-import { SellerLimiter, type CompleteArgs, type LimiterSettings, type Outcome, type Permit, type PermitLimiter } from '../src/rate-limit/limiter.js';
+import { SellerLimiter, type CompleteArgs, type FinalOutcome, type LimiterSettings, type Permit, type PermitLimiter } from '../src/rate-limit/limiter.js';
 import { namespaceOf } from '../src/keys.js';
 
 export type LimiterKind = 'sliding-window' | 'fixed-window' | 'token-bucket' | 'naive' | 'none';
@@ -20,7 +20,7 @@ abstract class CountingLimiter implements PermitLimiter {
     this.ns = namespaceOf(settings.queuePrefix);
   }
   abstract acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
-  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) {
+  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) {
     return this.counter.complete({ ...args, sendId: '' }, final, retentionS);
   }
   async peek() {
@@ -88,7 +88,7 @@ class BySellerLimiter implements PermitLimiter {
     return l;
   }
   acquire(sellerId: string, member: string, sendId: string) { return this.pick(sellerId).acquire(sellerId, member, sendId); }
-  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
+  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
   block(sellerId: string, waitMs: number, sendId: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId); }
   peek(sellerId: string) { return this.pick(sellerId).peek(sellerId); }
 }

@@ -314,33 +314,39 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
 }
 
 /**
- * many-sellers on one warm pool, in a sequence that is symmetric in time: bare
- * BullMQ (no limiter), the default limiter, each comparison limiter, the default
- * again, bare again. A limiter's throughput ratio is its rows per second ÷ the
- * mean of the two bare runs; for the default it is the mean of its two runs ÷
- * that, so a steady drift of the machine over the sequence (it speeds up as the
- * processes warm, and it wanders) cancels out instead of favouring whichever
- * ran later.
+ * many-sellers on one warm pool. Every limiter run is bracketed by bare BullMQ
+ * runs (no limiter): bare, default, bare, default, bare, each comparison, bare.
+ * A run's throughput ratio is its rows per second ÷ the mean of the bare runs
+ * just before and just after it, so the machine's drift over the sequence (it
+ * speeds up as the processes warm, and it wanders) mostly cancels out; the
+ * default's ratio is the mean of its two runs' ratios.
  */
 async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx): Promise<{ results: ScenarioResult[]; note: string }> {
   for (const k of ['none', ...kinds] as const) await manySellers(bench, k, ctx, 'warm', 300);
   const others = kinds.filter((k) => k !== 'sliding-window');
-  const middle: Array<LimiterKind | 'none'> = kinds.includes('sliding-window') ? ['sliding-window', ...others, 'sliding-window'] : others;
-  const sequence: Array<LimiterKind | 'none'> = ['none', ...middle, 'none'];
+  const sequence: Array<LimiterKind | 'none'> = [
+    'none',
+    ...(kinds.includes('sliding-window') ? (['sliding-window', 'none', 'sliding-window', 'none'] as const) : []),
+    ...others, ...(others.length > 0 ? (['none'] as const) : []),
+  ];
   const runs: Array<{ kind: LimiterKind | 'none'; run: Awaited<ReturnType<typeof manySellers>> }> = [];
   for (const [i, kind] of sequence.entries()) {
     const run = await manySellers(bench, kind, ctx, `s${i}-`);
     runs.push({ kind, run });
-    say(`  ${i + 1}. ${kind}: ${run.rowsPerSecond.toFixed(0)} rows/s, CPU per row ${run.cpu.workers.toFixed(2)} ms in the workers + ${run.cpu.redis.toFixed(2)} ms in Redis`);
+    say(`  ${i + 1}. ${kind === 'none' ? 'bare' : kind}: ${run.rowsPerSecond.toFixed(0)} rows/s, CPU per row ${run.cpu.workers.toFixed(2)} ms in the workers + ${run.cpu.redis.toFixed(2)} ms in Redis`);
   }
-  const rates = (k: LimiterKind | 'none') => runs.filter((r) => r.kind === k).map((r) => r.run.rowsPerSecond);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const bare = mean(rates('none'));
+  const bareAround = (i: number) => {
+    const before = runs.slice(0, i).reverse().find((r) => r.kind === 'none')!;
+    const after = runs.slice(i + 1).find((r) => r.kind === 'none')!;
+    return mean([before.run.rowsPerSecond, after.run.rowsPerSecond]);
+  };
   const results: ScenarioResult[] = [];
   for (const k of kinds) {
-    const mine = runs.filter((r) => r.kind === k);
+    const mine = runs.map((r, i) => ({ ...r, i })).filter((r) => r.kind === k);
     if (mine.length === 0) continue;
-    results.push({ ...mine[0]!.run.result, throughputRatio: round(mean(rates(k)) / bare) });
+    const ratios = mine.map((r) => r.run.rowsPerSecond / bareAround(r.i));
+    results.push({ ...mine[0]!.run.result, throughputRatio: round(mean(ratios)) });
   }
   const note = `The runs, in order: ${runs.map(({ kind, run }, i) =>
     `${i + 1}. ${kind === 'none' ? 'bare' : kind} ${run.rowsPerSecond.toFixed(0)} rows/s (CPU per row: ${run.cpu.workers.toFixed(2)} ms workers, ${run.cpu.redis.toFixed(2)} ms Redis)`).join('; ')}`;
@@ -425,14 +431,14 @@ Notes on reading the table:
   that contention; their 429s, calls and delays do not depend on it.
 - "Redis commands/row" is from INFO commandstats over the scenario (commands
   inside scripts included; over all concurrent scenarios for the comparisons).
-- many-sellers runs last, on the warm pool, in a sequence symmetric in time:
-  bare BullMQ (the same processor and HTTP call, no limiter and no counting),
-  the default limiter, each comparison limiter, the default again, bare again.
-  Throughput is rows ÷ time from the first enqueue to the last registration. A
-  ratio divides by the mean of the two bare runs (the default's uses the mean of
-  its two runs), so the machine's drift over the sequence cancels out: this
-  2-core machine speeds up by 10–20 % as the processes warm and wanders by
-  ±10 % from run to run. ${throughputNote}.
+- many-sellers runs last, on the warm pool. Every limiter run sits between two
+  runs of bare BullMQ (the same processor and HTTP call, no limiter and no
+  counting): bare, default, bare, default, bare, each comparison, bare.
+  Throughput is rows ÷ time from the first enqueue to the last registration; a
+  run's ratio divides by the mean of the bare runs just before and after it
+  (the default's is the mean of its two), because this 2-core machine speeds
+  up by 10–20 % over the sequence as the processes warm and wanders by ±10 %
+  from run to run. ${throughputNote}.
 - "429s" and "most requests in one window" (admitted or refused, any trailing
   window of W by arrival time) are what the API saw. Any 429 is a defect:
   the row recovers, but the seller was over the marketplace's rule.
@@ -485,7 +491,7 @@ async function main(): Promise<void> {
         });
       }
       if (wanted('many-sellers')) {
-        say('bench: many-sellers: bare BullMQ (no limiter), then each limiter, then bare again ...');
+        say('bench: many-sellers: each limiter run between two bare BullMQ runs (no limiter) ...');
         const t = await throughputSequence(bench, LIMITERS, ctx);
         results.push(...t.results);
         throughputNote = t.note;

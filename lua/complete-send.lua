@@ -20,6 +20,7 @@
   ARGV[7] default window W (ms)
   ARGV[8] guard G (ms)
   ARGV[9] retention (s) of the upload's keys
+  ARGV[10] 1: report nextPermitInMs when a progress line is due; 0: never (no one logs it)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
@@ -80,7 +81,7 @@ local total = tonumber(c[1] or '0')
 local registered, duplicate, failed = tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0')
 local done = registered + duplicate + failed
 local nextInMs = -1
-if counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
+if ARGV[10] == '1' and counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
   local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
   local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
   nextInMs = nextPermitAt(planKey, sentKey, limit, window + tonumber(ARGV[8]), blockedUntil, now) - now

@@ -36,6 +36,7 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
  * seller's rule and its next permit), a finished line at the end.
  */
 export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0): void {
+  if (!log.isLevelEnabled('info')) return;
   const done = c.registered + c.duplicate + c.failed;
   if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs), 'upload progress');
   if (done === c.total) {
@@ -50,5 +51,6 @@ export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c
 export function logThrottleEvent(
   log: Logger, event: 'throttled' | 'released', sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, waitMs: number,
 ): void {
+  if (!log.isLevelEnabled('info')) return;
   log.info({ ...fields(sellerId, uploadId, c, rate, waitMs), event, nextPermitInMs: waitMs }, 'upload progress');
 }

@@ -41,6 +41,14 @@ export interface UploadCounts {
   failed: number;
 }
 
+/** A row's final outcome, stored once for its upload. */
+export interface FinalOutcome {
+  outcome: Outcome;
+  detail: object;
+  /** Report the seller's next permit when a progress line is due (default true). */
+  wantNextPermit?: boolean;
+}
+
 /** What complete() reports: whether this call counted the row, and the upload's counts after it. */
 export interface Completion extends UploadCounts {
   counted: boolean;
@@ -65,7 +73,7 @@ export interface CompleteArgs {
 export interface PermitLimiter {
   readonly settings: LimiterSettings;
   acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
-  complete(args: CompleteArgs, final: { outcome: Outcome; detail: object } | undefined, retentionS: number): Promise<Completion>;
+  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
   /** Read-only: when the seller's next send may go (for ETAs). */
   peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }>;
@@ -102,7 +110,7 @@ export class SellerLimiter implements PermitLimiter {
    */
   async complete(
     args: CompleteArgs,
-    final: { outcome: Outcome; detail: object } | undefined,
+    final: FinalOutcome | undefined,
     retentionS: number,
   ): Promise<Completion & { redisNow: number }> {
     const k = this.keys(args.sellerId);
@@ -111,7 +119,7 @@ export class SellerLimiter implements PermitLimiter {
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      s.limit, s.windowMs, s.guardMs, retentionS,
+      s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1,
     );
     return {
       counted: counted === 1, total, registered, duplicate, failed, redisNow,

@@ -87,7 +87,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     const permit = await limiter.acquire(sellerId, member, sendId);
     deps.onEvent?.('permit', sellerId);
-    if (permit.event) {
+    if (permit.event && log.isLevelEnabled('info')) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
     if (!permit.granted) return delay(job, token, permit.waitMs);
@@ -123,7 +123,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       outcome.kind === 'registered' ? { outcome: 'registered', productId: outcome.productId }
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
       : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
-    const counting = limiter.complete(ids, { outcome: result.outcome, detail: { status: result.outcome, ...result } }, deps.uploadRetentionS).then((counts) => {
+    const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
+    const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');

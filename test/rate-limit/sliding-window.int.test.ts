@@ -58,6 +58,11 @@ describe('sliding-window.lua against a real Redis', () => {
     const again = await done(2); // counted once: nothing reported the second time
     expect(again.counted).toBe(false);
     expect(again.nextPermitInMs).toBeUndefined();
+    await limiter.complete({ sellerId: 'S5', uploadId: 'u', row: 3, member: 'u:3', sendId: '' }, { outcome: 'registered', detail: {} }, 60);
+    const unwanted = await limiter.complete( // 4 of 20: a step, but no one will log it
+      { sellerId: 'S5', uploadId: 'u', row: 4, member: 'u:4', sendId: '' }, { outcome: 'registered', detail: {}, wantNextPermit: false }, 60);
+    expect(unwanted.counted).toBe(true);
+    expect(unwanted.nextPermitInMs).toBeUndefined();
   });
 
   it('keeps every key under the seller hash tag, each with a TTL', async () => {
