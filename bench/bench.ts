@@ -216,10 +216,11 @@ class Bench {
 }
 
 function scenario(base: Partial<ScenarioResult> & Pick<ScenarioResult, 'name' | 'limiter' | 'rows' | 'sellers'>): ScenarioResult {
+  const { name, limiter, rows, sellers, ...rest } = base;
   return {
-    processes: PROCESSES, limit: RULE.limit, windowMs: RULE.windowMs, guardMs: RULE.guardMs,
+    name, limiter, rows, sellers, processes: PROCESSES, limit: RULE.limit, windowMs: RULE.windowMs, guardMs: RULE.guardMs,
     registered: 0, tooMany: 0, maxInWindow: 0, spanRatio: null, limiterCallsPerRow: null, delaysPerRow: null,
-    redisCommandsPerRow: null, smallSellerMs: null, throughputRatio: null, ...base,
+    redisCommandsPerRow: null, smallSellerMs: null, throughputRatio: null, ...rest,
   };
 }
 
