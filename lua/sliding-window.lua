@@ -2,7 +2,8 @@
   sliding-window.lua: ask for a permit to send one registration for one seller.
 
   Every key carries the seller's hash tag ({sellerId}), so one call touches one
-  cluster slot. Time is Redis's clock (TIME), in ms. Every key gets a PEXPIRE.
+  cluster slot. Time is Redis's clock (TIME), in ms. Every key the call writes
+  gets a PEXPIRE in the same call.
 
   KEYS[1] plan      zset  row member -> slot handed out (later: send, then completion time)
   KEYS[2] sent      zset  send id -> place in the window: send time + hold while the
@@ -35,8 +36,9 @@
   the new slot is set that much later (+ 5 ms): the row then finds `sent` free
   when it wakes instead of being re-delayed (at most 2 calls per row). How late
   rows wake needs no allowance: a row and the one L before it wake about equally
-  late (the same pool, the same place in their window's burst), and what differs
-  is taken up by the in-process wait of a reserved grant. A later call (the row
+  late (the same pool, the same place in their window's burst), what differs is
+  taken up by the in-process wait of a reserved grant, and the workers see that
+  Redis wakes delayed rows on time (src/worker/wake-kick.ts). A later call (the row
   has a plan entry) is a re-check: before its slot or while blocked it waits the
   rest; otherwise it is granted if `sent` has room, else it waits until `sent`
   frees. O(log n) per call, no loops. A call that changes a set renews its TTL;
@@ -46,7 +48,7 @@
     waitMs: granted: wait this long, then send; denied: ask again after this long.
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
     now:   Redis's clock (ms) at the decision.
-    slot:  the row's planned slot (ms); pass it to complete-send.lua.
+    slot:  the row's planned slot (ms).
 ]]
 local planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, sendId = ARGV[1], ARGV[2]
