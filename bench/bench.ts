@@ -60,10 +60,6 @@ interface ScenarioResult {
   redisCommandsPerRow: number | null;
   smallSellerMs: number | null;
   throughputRatio: number | null;
-  /** for the report only */
-  spanMs?: number | null;
-  optimumMs?: number | null;
-  rowsPerSecond?: number | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -247,7 +243,7 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
         return scenario({
           name, limiter: kind, rows, sellers: 1, registered: f.registered, tooMany: f.tooMany, maxInWindow: f.maxInWindow,
           spanRatio: round(f.spanMs / optimum(rows)), limiterCallsPerRow: round(f.calls / rows), delaysPerRow: round(f.delays / rows),
-          redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1), spanMs: f.spanMs, optimumMs: optimum(rows),
+          redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1),
         });
       };
       if (name === 'single-500') results.push(await one(500));
@@ -281,7 +277,6 @@ async function threeSellers(
     delaysPerRow: round(figs.reduce((n, f) => n + f.delays, 0) / rows),
     redisCommandsPerRow: round(((await commandCalls(deps.redis)) - before) / rows, 1),
     smallSellerMs: Math.max(0, (figs[2]!.times.at(-1) ?? smallUploadedAt) - smallUploadedAt),
-    spanMs: figs[0]!.spanMs, optimumMs: optimum(500),
   });
 }
 
@@ -309,7 +304,7 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
       registered: mine.reduce((n, s) => n + s.registered, 0), tooMany: mine.reduce((n, s) => n + s.tooMany, 0),
       maxInWindow: Math.max(...mine.map((s) => s.maxArrivalsInWindow)), limiterCallsPerRow: kind === 'none' ? null : round(calls / rows),
       delaysPerRow: kind === 'none' ? null : round(delays / rows),
-      redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1), rowsPerSecond: round(rowsPerSecond, 1),
+      redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1),
     }),
   };
 }
@@ -322,6 +317,10 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
  * speeds up as the processes warm, and it wanders) mostly cancels out; the
  * default's ratio is the mean of its two runs' ratios.
  */
+function describeRun(i: number, kind: LimiterKind | 'none', run: Awaited<ReturnType<typeof manySellers>>): string {
+  return `${i + 1}. ${kind === 'none' ? 'bare' : kind} ${run.rowsPerSecond.toFixed(0)} rows/s (CPU per row: ${run.cpu.workers.toFixed(2)} ms workers, ${run.cpu.redis.toFixed(2)} ms Redis)`;
+}
+
 async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx): Promise<{ results: ScenarioResult[]; note: string }> {
   for (const k of ['none', ...kinds] as const) await manySellers(bench, k, ctx, 'warm', 150);
   const others = kinds.filter((k) => k !== 'sliding-window');
@@ -334,7 +333,7 @@ async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx):
   for (const [i, kind] of sequence.entries()) {
     const run = await manySellers(bench, kind, ctx, `s${i}-`);
     runs.push({ kind, run });
-    say(`  ${i + 1}. ${kind === 'none' ? 'bare' : kind}: ${run.rowsPerSecond.toFixed(0)} rows/s, CPU per row ${run.cpu.workers.toFixed(2)} ms in the workers + ${run.cpu.redis.toFixed(2)} ms in Redis`);
+    say(`  ${describeRun(i, kind, run)}`);
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const bareAround = (i: number) => {
@@ -349,8 +348,7 @@ async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx):
     const ratios = mine.map((r) => r.run.rowsPerSecond / bareAround(r.i));
     results.push({ ...mine[0]!.run.result, throughputRatio: round(mean(ratios)) });
   }
-  const note = `The runs, in order: ${runs.map(({ kind, run }, i) =>
-    `${i + 1}. ${kind === 'none' ? 'bare' : kind} ${run.rowsPerSecond.toFixed(0)} rows/s (CPU per row: ${run.cpu.workers.toFixed(2)} ms workers, ${run.cpu.redis.toFixed(2)} ms Redis)`).join('; ')}`;
+  const note = `The runs, in order: ${runs.map(({ kind, run }, i) => describeRun(i, kind, run)).join('; ')}`;
   return { results, note };
 }
 
@@ -503,8 +501,7 @@ async function main(): Promise<void> {
     });
     const uploadMs500 = await uploadWallMs(redisServer.url);
     say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
-    const clean = results.map(({ spanMs: _a, optimumMs: _b, rowsPerSecond: _c, ...r }) => r);
-    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: clean, uploadMs500, workerRssMb: bench.rssMb }, null, 2)}\n`);
+    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb }, null, 2)}\n`);
     writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
     writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(results, uploadMs500, bench.rssMb, (Date.now() - startedAt) / 1000, throughputNote));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);

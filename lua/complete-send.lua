@@ -34,6 +34,7 @@
     upload (the worker then logs a progress line), when the seller's next send
     may go (see lib/next-permit.lua); otherwise -1.
 ]]
+--#include lib/seller-rule.lua
 --#include lib/next-permit.lua
 local planKey, sentKey, uploadKey, rowsKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, sendId, row, outcome, detail = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]

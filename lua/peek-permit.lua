@@ -8,6 +8,7 @@
     nextPermitInMs: see nextPermitAt in lib/next-permit.lua (0: at once).
     plannedAhead:   rows holding a slot later than now.
 ]]
+--#include lib/seller-rule.lua
 --#include lib/next-permit.lua
 local planKey, sentKey, limitsKey, blockedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local limit, window = sellerRule(limitsKey, tonumber(ARGV[1]), tonumber(ARGV[2]))

@@ -50,12 +50,12 @@
     now:   Redis's clock (ms) at the decision.
     slot:  the row's planned slot (ms).
 ]]
+--#include lib/seller-rule.lua
 local planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, sendId = ARGV[1], ARGV[2]
 local guard, hold = tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local override = redis.call('HMGET', limitsKey, 'max', 'windowMs')
-local limit, window = tonumber(override[1] or ARGV[3]), tonumber(override[2] or ARGV[4])
+local limit, window = sellerRule(limitsKey, tonumber(ARGV[3]), tonumber(ARGV[4]))
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -50,7 +50,7 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
 
 let scriptSource: Map<string, string> | undefined;
 /** A script's text, with each `--#include lib/x.lua` line replaced by that file (Redis scripts cannot load modules). */
-export function luaSource(file: string): string {
+function luaSource(file: string): string {
   scriptSource ??= new Map();
   let lua = scriptSource.get(file);
   if (lua === undefined) {

@@ -2,16 +2,10 @@
   lib/next-permit.lua: included (not run on its own) by peek-permit.lua and
   complete-send.lua, where `--#include lib/next-permit.lua` stands.
 
-  sellerRule(limitsKey, limit, window): the seller's override of L and W, if any.
   nextPermitAt(planKey, sentKey, limit, span, blockedUntil, now): when the
     seller's next send may go: the earliest slot already handed out to a waiting
     row, else when a row arriving now could go (now: at once). Read-only.
 ]]
-local function sellerRule(limitsKey, limit, window)
-  local override = redis.call('HMGET', limitsKey, 'max', 'windowMs')
-  return tonumber(override[1] or limit), tonumber(override[2] or window)
-end
-
 local function nextPermitAt(planKey, sentKey, limit, span, blockedUntil, now)
   local nextPlanned = redis.call('ZRANGEBYSCORE', planKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if nextPlanned[2] then return math.max(tonumber(nextPlanned[2]), blockedUntil) end

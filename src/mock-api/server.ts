@@ -152,10 +152,9 @@ export class MockRegistrationApi {
   statsSnapshot(withTimes = false) {
     const sellers: Record<string, SellerStats & { times?: number[] }> = {};
     const totals = emptyStats();
-    for (const [seller, s] of this.stats) {
-      s.maxInWindow = this.logs.get(seller)?.maxInWindow ?? 0;
-      s.maxArrivalsInWindow = this.arrivals.get(seller)?.maxInWindow ?? 0;
-      sellers[seller] = { ...s, ...(withTimes ? { times: this.times.get(seller) ?? [] } : {}) };
+    for (const seller of this.stats.keys()) {
+      const { times, ...s } = this.sellerStats(seller)!;
+      sellers[seller] = withTimes ? { ...s, times } : s;
       for (const k of Object.keys(totals) as Array<keyof SellerStats>) {
         totals[k] = k === 'maxInWindow' || k === 'maxArrivalsInWindow' ? Math.max(totals[k], s[k]) : totals[k] + s[k];
       }
