@@ -98,6 +98,20 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
   };
 }
 
+/**
+ * Holds a single-node connection's writes until this turn of the event loop
+ * ends: the commands issued meanwhile leave in one write, Redis reads them in
+ * one read and answers them in one write. Order is kept. Writing less often
+ * matters on a busy host, where each socket write and each read costs Redis and
+ * the worker more than a short script does.
+ */
+export function writeTogether(client: Redis): void {
+  const socket = client.stream;
+  if (!socket || socket.writableCorked > 0) return;
+  socket.cork();
+  setImmediate(() => socket.uncork());
+}
+
 const lastErrors = new WeakMap<object, Error>();
 
 /**

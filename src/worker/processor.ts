@@ -43,6 +43,11 @@ export interface ProcessorDeps {
    * so the worker waits for the count before the job may finish.
    */
   countAhead?: boolean;
+  /**
+   * With countAhead: called just before a row's count is sent, so that the count
+   * and the completion of its job (sent in the same turn) leave in one write.
+   */
+  writeTogether?: () => void;
   /** Called with the host time a delayed job is due (see wake-kick.ts). */
   onDelayed?: (dueAtMs: number) => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
@@ -124,6 +129,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
       : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
+    if (deps.countAhead) deps.writeTogether?.();
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
