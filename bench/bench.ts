@@ -436,7 +436,7 @@ Notes on reading the table:
   Throughput is rows ÷ time from the first enqueue to the last registration; a
   run's ratio divides by the mean of the bare runs just before and after it
   (the default's is the mean of its two), because this 2-core machine speeds
-  up by 10–20 % over the sequence as the processes warm and wanders by ±10 %
+  up by 10–45 % over the sequence as the processes warm and wanders by ±10 %
   from run to run. ${throughputNote}.
 - "429s" and "most requests in one window" (admitted or refused, any trailing
   window of W by arrival time) are what the API saw. Any 429 is a defect:
