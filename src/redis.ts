@@ -101,9 +101,9 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
 /**
  * Holds a single-node connection's writes until this turn of the event loop
  * ends: the commands issued meanwhile leave in one write, Redis reads them in
- * one read and answers them in one write. Order is kept. Writing less often
- * matters on a busy host, where each socket write and each read costs Redis and
- * the worker more than a short script does.
+ * one read and answers them in one write. Order is kept. On a busy host a
+ * socket write and its read cost Redis and the worker about as much as the
+ * count's script does (README, "How the throttle works").
  */
 export function writeTogether(client: Redis): void {
   const socket = client.stream;
