@@ -103,9 +103,11 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * ends: the commands issued meanwhile leave in one write, Redis reads them in
  * one read and answers them in one write. Order is kept. On a busy host a
  * socket write and its read cost Redis and the worker about as much as the
- * count's script does (README, "How the throttle works").
+ * count's script does (README, "How the throttle works"). A cluster client
+ * is left as it is (its commands go to several nodes).
  */
-export function writeTogether(client: Redis): void {
+export function writeTogether(client: Redis | Cluster): void {
+  if (!(client instanceof Redis)) return;
   const socket = client.stream;
   if (!socket || socket.writableCorked > 0) return;
   socket.cork();

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
-import type { RedisClient } from '../redis.js';
+import { writeTogether, type RedisClient } from '../redis.js';
 import type { Outcome, PermitLimiter, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
@@ -43,11 +43,6 @@ export interface ProcessorDeps {
    * so the worker waits for the count before the job may finish.
    */
   countAhead?: boolean;
-  /**
-   * With countAhead: called just before a row's count is sent, so that the count
-   * and the completion of its job (sent in the same turn) leave in one write.
-   */
-  writeTogether?: () => void;
   /** Called with the host time a delayed job is due (see wake-kick.ts). */
   onDelayed?: (dueAtMs: number) => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
@@ -129,7 +124,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
       : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
-    if (deps.countAhead) deps.writeTogether?.();
+    // the count and its job's completion (issued later in this turn) leave in one write
+    if (deps.countAhead) writeTogether(deps.redis);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);

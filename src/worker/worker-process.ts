@@ -4,11 +4,10 @@
  * told to stop, on SIGINT/SIGTERM, or when the supervisor goes away.
  */
 import { Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
-import { bullConnection, createRedis, describeRedis, writeTogether, type RedisClient } from '../redis.js';
+import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
 import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
 import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
@@ -67,7 +66,6 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const processor = createProcessor({
     redis, limiter, api, log,
     countAhead: !cluster,
-    writeTogether: redis instanceof Redis ? () => writeTogether(redis) : undefined,
     onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
