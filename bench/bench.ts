@@ -19,7 +19,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { startRedisServer, freePort } from '../src/dev/redis-server.js';
 import type { LoadedSheet } from '../src/excel/load-sheet.js';
 import { sampleProducts } from '../src/fixtures/build-sheet.js';
-import { QUEUE_NAME } from '../src/keys.js';
+import { QUEUE_NAME, namespaceOf, sellerKeys } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
@@ -63,7 +63,9 @@ interface ScenarioResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const say = (line: string) => process.stdout.write(`${line}\n`);
+const benchStarted = Date.now();
+/** A progress line, stamped with the seconds since the bench started. */
+const say = (line: string) => process.stdout.write(`[${((Date.now() - benchStarted) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const optimum = (n: number) => (Math.ceil(n / RULE.limit) - 1) * (RULE.windowMs + RULE.guardMs);
@@ -233,9 +235,15 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
       const one = async (rows: number): Promise<ScenarioResult> => {
         const seller = `${kind}--${name}`;
         await enqueueUpload(deps, seller, sheetOf(seller, rows));
+        const lagKey = sellerKeys(namespaceOf(config.queuePrefix), seller).lag;
+        if (process.env.BENCH_DEBUG) {
+          // the seller's own answer average while its far windows are being planned
+          setTimeout(() => void redis.hget(lagKey, 'answer').then((ms) => say(`    ${seller}: answer average 300 ms into the upload ${ms} ms`)), 300);
+        }
         await bench.waitRegistered({ [seller]: rows });
         const f = bench.sellerFigures(seller);
         if (process.env.BENCH_DEBUG) {
+          say(`    ${seller}: answer average at the end ${await redis.hget(lagKey, 'answer')} ms; windows (ms from the first registration):`);
           const t0 = f.times[0]!;
           say(Array.from({ length: Math.ceil(rows / RULE.limit) }, (_, k) => `${f.times[k * RULE.limit]! - t0}..${f.times[Math.min(rows, (k + 1) * RULE.limit) - 1]! - t0}`).join(' '));
         }

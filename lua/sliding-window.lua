@@ -20,6 +20,9 @@
   ARGV[4] default window W (ms)
   ARGV[5] guard G (ms)
   ARGV[6] hold (ms): how long an unanswered send keeps its place (the API timeout)
+  ARGV[7] answer hint (ms, -1: none): the answer time of rows sent at their
+          planned slot, as the calling worker saw it lately (on Redis's clock)
+  ARGV[8] when that hint was last measured (Redis ms); older than 10 (W + G): unused
 
   A send due within RESERVE_MS (50 ms, at most (W + G) / 4) is granted at once
   for that moment: its place is reserved, and waitMs tells the caller how long
@@ -32,9 +35,17 @@
   entry + W + G, blocked, the latest slot already handed out); if that is now and
   `sent` has room it is granted, otherwise the slot is recorded and the wait
   returned. When the L-th newest plan entry is itself a future slot, that row's
-  place in `sent` will be its answer time, about `answer` after it is sent, so
-  the new slot is set that much later (+ 5 ms): the row then finds `sent` free
-  when it wakes instead of being re-delayed (at most 2 calls per row). How late
+  place in `sent` will be its answer time, about one answer time after it is
+  sent, so the new slot is set that much later (+ 5 ms): the row then finds
+  `sent` free when it wakes instead of being re-delayed (at most 2 calls per
+  row). The answer time is the worker's hint when it has a recent one, else the
+  seller's moving average (`answer` in `lag`). The hint is the better guess: a
+  big upload plans its far windows in one burst, while the pool is busy with
+  that very burst, so the seller's own answers of that moment run long (2-4
+  times the usual on a 2-core bench), and each window would start that much
+  late; the rows are sent later, when the pool is calm, as the hint's rows
+  were. A guess too short costs calls (rows wake early and wait again), never
+  the rule: `sent` alone decides a grant. How late
   rows wake needs no allowance: a row and the one L before it wake about equally
   late (the same pool, the same place in their window's burst), what differs is
   taken up by the in-process wait of a reserved grant, and the workers see that
@@ -44,16 +55,19 @@
   frees. O(log n) per call, no loops. A call that changes a set renews its TTL;
   a call that changes nothing leaves the TTLs as they are.
 
-  Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot }
+  Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0) }
     waitMs: granted: wait this long, then send; denied: ask again after this long.
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
     now:   Redis's clock (ms) at the decision.
     slot:  the row's planned slot (ms).
+    planned: 1 when the row already held a slot (a re-check): a grant then is a
+             send at its planned time, whose answer time the worker learns from.
 ]]
 --#include lib/seller-rule.lua
 local planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, sendId = ARGV[1], ARGV[2]
 local guard, hold = tonumber(ARGV[5]), tonumber(ARGV[6])
+local hint, hintAt = tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0')
 
 local limit, window = sellerRule(limitsKey, tonumber(ARGV[3]), tonumber(ARGV[4]))
 
@@ -77,10 +91,15 @@ end
 local planTop = math.max(top(planKey), now)
 local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
 
--- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed)
+-- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed):
+-- the worker's recent hint, else the seller's moving average
 local margin
 local function answerMargin()
-  margin = margin or (math.ceil(tonumber(redis.call('HGET', lagKey, 'answer') or '0')) + 5)
+  if not margin then
+    local answer = hint
+    if answer < 0 or now - hintAt > span * 10 then answer = tonumber(redis.call('HGET', lagKey, 'answer') or '0') end
+    margin = math.ceil(answer) + 5
+  end
   return margin
 end
 
@@ -100,7 +119,7 @@ local function planTtl()
 end
 
 -- Grants a send at `at` (now, or a moment later: the caller waits until then).
-local function grant(at, slot)
+local function grant(at, slot, recheck)
   at = math.max(at, now)
   redis.call('ZADD', sentKey, at + hold, sendId)
   redis.call('ZADD', planKey, at, member)
@@ -109,7 +128,7 @@ local function grant(at, slot)
   planTop = math.max(planTop, at)
   redis.call('PEXPIRE', planKey, planTtl())
   redis.call('PEXPIRE', sentKey, top(sentKey) - now + span + 1000)
-  return { 1, at - now, limit, window, event, now, slot }
+  return { 1, at - now, limit, window, event, now, slot, recheck }
 end
 
 local function wait(untilMs, slot, record)
@@ -121,7 +140,7 @@ local function wait(untilMs, slot, record)
     if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
     else redis.call('PEXPIRE', throttleKey, planTtl()) end
   end
-  return { 0, untilMs - now, limit, window, event, now, slot }
+  return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1 }
 end
 
 local planned = redis.call('ZSCORE', planKey, member)
@@ -132,7 +151,7 @@ if planned then
   if blockedUntil > now then return wait(blockedUntil, planned, false) end
   local free, certain = sentFreeAt()
   local due = math.max(planned, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, planned) end
+  if certain and due <= now + RESERVE_MS then return grant(due, planned, 1) end
   return wait(due, planned, false)
 end
 
@@ -149,7 +168,7 @@ slot = math.max(slot, blockedUntil, planTop)
 if slot <= now + RESERVE_MS then
   local free, certain = sentFreeAt()
   local due = math.max(slot, free)
-  if certain and due <= now + RESERVE_MS then return grant(due, due) end
+  if certain and due <= now + RESERVE_MS then return grant(due, due, 0) end
   slot = due
 end
 return wait(slot, slot, true)

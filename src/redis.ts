@@ -17,7 +17,8 @@ export interface LuaCommands {
   acquirePermit(
     plan: string, sent: string, limits: string, blocked: string, throttle: string, lag: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
-  ): Promise<[...Reply5, number, number]>;
+    answerHintMs: number, answerHintAt: number,
+  ): Promise<[...Reply5, number, number, 0 | 1]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,

@@ -79,8 +79,18 @@ export interface PermitLimiter {
   peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }>;
 }
 
+/** Sends granted on a re-check, by send id -> grant time (Redis ms); a few in flight per process. */
+const MAX_TRACKED_SENDS = 64;
+
 export class SellerLimiter implements PermitLimiter {
   private readonly ns: string;
+  /**
+   * The answer time (ms, Redis's clock) of rows this process sent at their planned
+   * slot: a moving average, and when it last changed. Passed with each ask as the
+   * margin for planning far windows (see sliding-window.lua).
+   */
+  private answerHint: { ms: number; at: number } | undefined;
+  private readonly plannedSends = new Map<string, number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -97,11 +107,33 @@ export class SellerLimiter implements PermitLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    const [granted, waitMs, limit, windowMs, event, redisNow, slot] = await this.redis.acquirePermit(
+    const hint = this.answerHint;
+    const [granted, waitMs, limit, windowMs, event, redisNow, slot, planned] = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
-      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs,
+      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, hint?.ms ?? -1, hint?.at ?? 0,
     );
+    if (granted === 1 && planned === 1) {
+      this.plannedSends.set(sendId, redisNow + waitMs);
+      if (this.plannedSends.size > MAX_TRACKED_SENDS) this.plannedSends.delete(this.plannedSends.keys().next().value!);
+    }
     return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot };
+  }
+
+  /** The hint this process passes with its next ask (undefined until a planned row was answered). */
+  get currentAnswerHint(): { ms: number; at: number } | undefined {
+    return this.answerHint;
+  }
+
+  /** A planned row's send was answered at `redisNow`: its answer time joins the hint. */
+  private learnAnswer(sendId: string, redisNow: number): void {
+    const sentAt = this.plannedSends.get(sendId);
+    if (sentAt === undefined) return;
+    this.plannedSends.delete(sendId);
+    const sample = redisNow - sentAt;
+    // as complete-send.lua does for the seller's average: a stall longer than W + G is not an answer time
+    if (sample < 0 || sample >= this.settings.windowMs + this.settings.guardMs) return;
+    const old = this.answerHint?.ms;
+    this.answerHint = { ms: old === undefined ? sample : Math.floor(old * 0.8 + sample * 0.2), at: redisNow };
   }
 
   /**
@@ -121,6 +153,7 @@ export class SellerLimiter implements PermitLimiter {
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1,
     );
+    if (args.sendId) this.learnAnswer(args.sendId, redisNow);
     return {
       counted: counted === 1, total, registered, duplicate, failed, redisNow,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,

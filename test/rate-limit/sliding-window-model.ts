@@ -21,9 +21,13 @@ export class SlidingWindowModel {
   /** send id -> place */
   private sent = new Map<string, number>();
   private answer: number | undefined;
+  /** The worker's answer hint passed with the current ask (see sliding-window.lua). */
+  private hint: { ms: number; at: number } | undefined;
+  private now = 0;
 
   private get margin(): number {
-    return Math.ceil(this.answer ?? 0) + 5;
+    const hint = this.hint && this.now - this.hint.at <= this.span * 10 ? this.hint.ms : undefined;
+    return Math.ceil(hint ?? this.answer ?? 0) + 5;
   }
 
   constructor(private readonly s: ModelSettings) {}
@@ -49,7 +53,9 @@ export class SlidingWindowModel {
     for (const map of [this.plan, this.sent]) for (const [k, v] of map) if (v <= now - this.span) map.delete(k);
   }
 
-  acquire(member: string, sendId: string, now: number): ModelDecision {
+  acquire(member: string, sendId: string, now: number, hint?: { ms: number; at: number }): ModelDecision {
+    this.hint = hint;
+    this.now = now;
     this.trim(now);
     const reserve = Math.min(50, Math.floor(this.span / 4));
     const margin = this.margin;

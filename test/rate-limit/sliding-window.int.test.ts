@@ -104,6 +104,75 @@ describe('sliding-window.lua against a real Redis', () => {
     expect((await limiter.acquire('S4', 'u:2', 'send-2')).granted).toBe(true);
   });
 
+  it("plans far windows with the worker's recent answer time, not the seller's average from its planning burst", async () => {
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
+    const span = 450;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const answer = (seller: string, row: number, sendId: string) =>
+      limiter.complete({ sellerId: seller, uploadId: 'u', row, member: `u:${row}`, sendId }, undefined, 60);
+    // Sends granted at a row's first ask teach nothing: they may be part of a burst.
+    for (const row of [1, 2]) expect((await limiter.acquire('H1', `u:${row}`, `s${row}`)).granted).toBe(true);
+    const planned = await limiter.acquire('H1', 'u:3', 's3');
+    expect(planned.granted).toBe(false);
+    for (const row of [1, 2]) await answer('H1', row, `s${row}`);
+    expect(limiter.currentAnswerHint).toBeUndefined();
+    // A row sent at its planned slot does: its answer time (Redis's clock) is the hint.
+    await sleep(planned.waitMs + 5);
+    const atSlot = await limiter.acquire('H1', 'u:3', 's3b');
+    expect(atSlot.granted).toBe(true);
+    await sleep(atSlot.waitMs + 30);
+    await answer('H1', 3, 's3b');
+    const hint = limiter.currentAnswerHint!;
+    expect(hint.ms).toBeGreaterThanOrEqual(30);
+    expect(hint.ms).toBeLessThan(120);
+
+    // A seller whose own average ran long (300 ms) while its rows were planned.
+    const plan = async (seller: string, asker = limiter) => {
+      await redis.hset(asker.keys(seller).lag, 'answer', 300);
+      const r = [];
+      for (let row = 1; row <= 6; row++) r.push(await asker.acquire(seller, `u:${row}`, `${seller}-${row}`));
+      expect(r.map((x) => x.granted)).toEqual([true, true, false, false, false, false]);
+      // rows 5 and 6 follow rows 3 and 4, themselves future slots: one answer time later
+      return r[4]!.redisNow + r[4]!.waitMs - (r[2]!.redisNow + r[2]!.waitMs) - span;
+    };
+    const withHint = await plan('H2');
+    expect(withHint).toBeGreaterThanOrEqual(hint.ms + 5);
+    expect(withHint).toBeLessThan(hint.ms + 5 + 20);
+    // A process with no hint uses the seller's average.
+    const { limiter: fresh, redis: freshRedis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
+    const withoutHint = await plan('H3', fresh);
+    expect(withoutHint).toBeGreaterThanOrEqual(305);
+    expect(withoutHint).toBeLessThan(305 + 20);
+    freshRedis.disconnect();
+    redis.disconnect();
+  });
+
+  it('forgets a hint older than 10 (W + G)', async () => {
+    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 30, guardMs: 10, queuePrefix: '{stale}' });
+    const span = 40;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    expect((await limiter.acquire('T1', 'u:1', 'a')).granted).toBe(true);
+    await limiter.complete({ sellerId: 'T1', uploadId: 'u', row: 1, member: 'u:1', sendId: 'a' }, undefined, 60);
+    const planned = await limiter.acquire('T1', 'u:2', 'b');
+    await sleep(planned.waitMs + 2);
+    let p = await limiter.acquire('T1', 'u:2', 'b2');
+    while (!p.granted) { await sleep(p.waitMs + 1); p = await limiter.acquire('T1', 'u:2', 'b2'); }
+    await sleep(p.waitMs);
+    await limiter.complete({ sellerId: 'T1', uploadId: 'u', row: 2, member: 'u:2', sendId: 'b2' }, undefined, 60);
+    const hint = limiter.currentAnswerHint!;
+    expect(hint.ms).toBeLessThan(span);
+    const margin = async (seller: string) => {
+      await redis.hset(limiter.keys(seller).lag, 'answer', 100);
+      const r = [];
+      for (let row = 1; row <= 3; row++) r.push(await limiter.acquire(seller, `u:${row}`, `${seller}-${row}`));
+      return r[2]!.redisNow + r[2]!.waitMs - (r[1]!.redisNow + r[1]!.waitMs) - span;
+    };
+    expect(await margin('T2')).toBe(Math.ceil(hint.ms) + 5);
+    await sleep(span * 10 + 50);
+    expect(await margin('T3')).toBe(105);
+    redis.disconnect();
+  });
+
   it('makes every row of a seller wait after a 429, without touching other sellers', async () => {
     const { limiter } = limiterOn(server.port, { limit: 100, windowMs: 1000, guardMs: 0 });
     const g = await limiter.acquire('S5', 'u:1', 'a');

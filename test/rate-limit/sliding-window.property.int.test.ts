@@ -48,8 +48,9 @@ describe('sliding-window.lua = the model', () => {
               const member = `u:${op.row}`;
               if (op.kind === 'ask') {
                 const sendId = `${member}#${n++}`;
+                const hint = limiter.currentAnswerHint;
                 const real = await limiter.acquire(seller, member, sendId);
-                const expected = model.acquire(member, sendId, real.redisNow);
+                const expected = model.acquire(member, sendId, real.redisNow, hint);
                 expect({ granted: real.granted, waitMs: real.waitMs }).toEqual({ granted: expected.granted, waitMs: expected.waitMs });
                 if (!asked.has(op.row)) {
                   asked.add(op.row);
