@@ -41,9 +41,9 @@
   row). The answer time is the worker's hint when it has a recent one, else the
   seller's moving average (`answer` in `lag`). The hint is the better guess: a
   big upload plans its far windows in one burst, while the pool is busy with
-  that very burst, so the seller's own answers of that moment run long (2-4
-  times the usual on a 2-core bench), and each window would start that much
-  late; the rows are sent later, when the pool is calm, as the hint's rows
+  that very burst, so the seller's own answers of that moment run long (44-82
+  ms against 20-24 ms once calm, in bench runs), and each window would start
+  that much late; the rows are sent later, when the pool is calm, as the hint's rows
   were. A guess too short costs calls (rows wake early and wait again), never
   the rule: `sent` alone decides a grant. How late
   rows wake needs no allowance: a row and the one L before it wake about equally
