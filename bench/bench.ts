@@ -8,6 +8,9 @@
  * big one is throttled) and single-2000 alone; the comparison limiters run
  * single-500 and three-sellers side by side; then many-sellers (1,000 x 5 rows,
  * no throttling) runs in rounds against bare BullMQ (no limiter).
+ *
+ * For working on one part: BENCH_ONLY (limiters), BENCH_SCENARIOS, BENCH_ROUNDS
+ * (default-limiter runs in many-sellers, 2) and BENCH_DEBUG (window timings).
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -38,6 +41,8 @@ const PROCESSES = 16;
 const LIMITERS: LimiterKind[] = (process.env.BENCH_ONLY?.split(',') as LimiterKind[] | undefined) ?? ['sliding-window', 'fixed-window', 'token-bucket', 'naive'];
 /** BENCH_SCENARIOS (comma-separated) runs only those scenarios, for working on one. */
 const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
+/** BENCH_ROUNDS: how many default-limiter runs many-sellers makes, each followed by a bare run (2). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2) || 2);
 const BENCH_DIR = join(PACKAGE_ROOT, 'bench');
 const WORKER_ENTRY = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
 const SCENARIO_TIMEOUT_MS = 150_000;
@@ -319,7 +324,8 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
 
 /**
  * many-sellers on one warm pool. Every limiter run is bracketed by bare BullMQ
- * runs (no limiter): bare, default, bare, default, bare, each comparison, bare.
+ * runs (no limiter): bare, then default and bare in turn (BENCH_ROUNDS times, 2
+ * unless set), each comparison, bare.
  * A run's throughput ratio is its rows per second ÷ the mean of the bare runs
  * just before and just after it, so the machine's drift over the sequence (it
  * speeds up as the processes warm, and it wanders) mostly cancels out; the
@@ -334,7 +340,7 @@ async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx):
   const others = kinds.filter((k) => k !== 'sliding-window');
   const sequence: Array<LimiterKind | 'none'> = [
     'none',
-    ...(kinds.includes('sliding-window') ? (['sliding-window', 'none', 'sliding-window', 'none'] as const) : []),
+    ...(kinds.includes('sliding-window') ? Array.from({ length: ROUNDS }, () => ['sliding-window', 'none'] as const).flat() : []),
     ...others, ...(others.length > 0 ? (['none'] as const) : []),
   ];
   const runs: Array<{ kind: LimiterKind | 'none'; run: Awaited<ReturnType<typeof manySellers>> }> = [];
@@ -440,7 +446,7 @@ Notes on reading the table:
   inside scripts included; over all concurrent scenarios for the comparisons).
 - many-sellers runs last, on the warm pool. Every limiter run sits between two
   runs of bare BullMQ (the same processor and HTTP call, no limiter and no
-  counting): bare, default, bare, default, bare, each comparison, bare.
+  counting): bare, then default and bare in turn (${ROUNDS} times), each comparison, bare.
   Throughput is rows ÷ time from the first enqueue to the last registration; a
   run's ratio divides by the mean of the bare runs just before and after it
   (the default's is the mean of its two), because this 2-core machine speeds
