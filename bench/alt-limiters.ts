@@ -4,7 +4,7 @@
  * sliding window's sets) so that status and progress work the same.
  */
 import type { RedisClient } from '../src/redis.js';
-import { SellerLimiter, type CompleteArgs, type FinalOutcome, type LimiterSettings, type Permit, type PermitLimiter } from '../src/rate-limit/limiter.js';
+import { SellerLimiter, type CompleteArgs, type FinalOutcome, type LimiterSettings, type Permit, type PermitLimiter, type QueueKeys, type FinishedRow } from '../src/rate-limit/limiter.js';
 import { namespaceOf } from '../src/keys.js';
 
 export type LimiterKind = 'sliding-window' | 'fixed-window' | 'token-bucket' | 'naive' | 'none';
@@ -80,12 +80,21 @@ class NoLimiter implements PermitLimiter {
 /** One limiter per seller, chosen by the seller's name: `{kind}--...` (the bench's comparison pool). */
 class BySellerLimiter implements PermitLimiter {
   private readonly byKind = new Map<string, PermitLimiter>();
-  constructor(private readonly redis: RedisClient, readonly settings: LimiterSettings) {}
+  /** The default limiter, which asks permits ahead only for its own sellers. */
+  private readonly slidingWindow: SellerLimiter;
+  constructor(private readonly redis: RedisClient, readonly settings: LimiterSettings) {
+    this.slidingWindow = new SellerLimiter(redis, settings, 'sliding-window--');
+    this.byKind.set('sliding-window', this.slidingWindow);
+  }
   private pick(sellerId: string): PermitLimiter {
     const kind = (sellerId.split('--')[0] ?? 'sliding-window') as LimiterKind;
     let l = this.byKind.get(kind);
     if (!l) this.byKind.set(kind, (l = makeLimiter(kind, this.redis, this.settings)));
     return l;
+  }
+  /** Only after a row of the default's: a bare or comparison run pays nothing for it. */
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow) {
+    return this.pick(finished.sellerId) === this.slidingWindow ? this.slidingWindow.permitNext(queue, token, nonce, finished) : undefined;
   }
   acquire(sellerId: string, member: string, sendId: string) { return this.pick(sellerId).acquire(sellerId, member, sendId); }
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }

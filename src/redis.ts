@@ -19,6 +19,12 @@ export interface LuaCommands {
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
     answerHintMs: number, answerHintAt: number,
   ): Promise<[...Reply5, number, number, 0 | 1]>;
+  /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit] */
+  permitNext(
+    active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
+    limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
+    finishedJobId: string,
+  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
@@ -42,6 +48,7 @@ export type RedisClient = (Redis | Cluster) & LuaCommands;
 
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
   acquirePermit: { file: 'sliding-window.lua', keys: 6 },
+  permitNext: { file: 'permit-next.lua', keys: 1 },
   completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
@@ -104,16 +111,34 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * ends: the commands issued meanwhile leave in one write, Redis reads them in
  * one read and answers them in one write. Order is kept. On a busy host a
  * socket write and its read cost Redis and the worker about as much as the
- * count's script does (README, "How the throttle works"). A cluster client
- * is left as it is (its commands go to several nodes).
+ * count's script does (README, "How the throttle works"). `last`, if given,
+ * issues commands that must follow all of them (the next row's permit after
+ * BullMQ's completion of this one). A cluster client is left as it is (its
+ * commands go to several nodes).
  */
-export function writeTogether(client: Redis | Cluster): void {
+export function writeTogether(client: Redis | Cluster, last?: () => void): void {
   if (!(client instanceof Redis)) return;
   const socket = client.stream;
-  if (!socket || socket.writableCorked > 0) return;
+  if (!socket) return;
+  const pending = lastCommands.get(socket);
+  if (pending) {
+    if (last) pending.push(last);
+    return;
+  }
+  if (socket.writableCorked > 0) return;
+  const lasts = last ? [last] : [];
+  lastCommands.set(socket, lasts);
   socket.cork();
-  setImmediate(() => socket.uncork());
+  setImmediate(() => {
+    lastCommands.delete(socket);
+    // issued now, after every command of this turn: they join the same write
+    for (const issue of lasts) issue();
+    socket.uncork();
+  });
 }
+
+/** Per corked socket: what writeTogether's callers asked to issue last. */
+const lastCommands = new WeakMap<object, Array<() => void>>();
 
 const lastErrors = new WeakMap<object, Error>();
 

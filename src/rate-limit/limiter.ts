@@ -69,10 +69,34 @@ export interface CompleteArgs {
   sendId: string;
 }
 
+/** Where BullMQ keeps the queue's jobs: its active list and the prefix of a job's key. */
+export interface QueueKeys {
+  active: string;
+  jobPrefix: string;
+}
+
+/** The row whose completion fetches the next job. */
+export interface FinishedRow {
+  jobId: string;
+  sellerId: string;
+}
+
+/** A permit asked in the write that finished the previous row, for the job BullMQ fetched with it. */
+export interface PermitAhead {
+  jobId: string;
+  sendId: string;
+  permit: Permit;
+}
+
 /** What the job processor needs from a limiter (the bench plugs in the alternatives). */
 export interface PermitLimiter {
   readonly settings: LimiterSettings;
   acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
+  /**
+   * The permit for the job BullMQ locks next with `token` (lua/permit-next.lua), or
+   * undefined when it fetched none. Single Redis only; absent where not offered.
+   */
+  permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined>;
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
   /** Read-only: when the seller's next send may go (for ETAs). */
@@ -95,6 +119,8 @@ export class SellerLimiter implements PermitLimiter {
   constructor(
     private readonly redis: RedisClient,
     readonly settings: LimiterSettings,
+    /** permitNext serves only sellers whose id starts with this (the bench runs several limiters in one pool). */
+    private readonly sellerPrefix = '',
   ) {
     this.ns = namespaceOf(settings.queuePrefix);
   }
@@ -108,10 +134,26 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(sellerId);
     const s = this.settings;
     const hint = this.answerHint;
-    const [granted, waitMs, limit, windowMs, event, redisNow, slot, planned] = await this.redis.acquirePermit(
+    const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, hint?.ms ?? -1, hint?.at ?? 0,
     );
+    return this.permitOf(sendId, reply);
+  }
+
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
+    const s = this.settings;
+    const hint = this.answerHint;
+    const reply = await this.redis.permitNext(
+      queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, hint?.ms ?? -1, hint?.at ?? 0, finished.jobId,
+    );
+    if (reply.length === 0) return undefined;
+    const [jobId, sendId, ...decision] = reply;
+    return { jobId, sendId, permit: this.permitOf(sendId, decision) };
+  }
+
+  private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]: [...[number, number, number, number, number], number, number, 0 | 1]): Permit {
     if (granted === 1 && planned === 1) {
       this.plannedSends.set(sendId, redisNow + waitMs);
       if (this.plannedSends.size > MAX_TRACKED_SENDS) this.plannedSends.delete(this.plannedSends.keys().next().value!);

@@ -14,7 +14,7 @@ import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
 import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
 import { writeTogether, type RedisClient } from '../redis.js';
-import type { Outcome, PermitLimiter, UploadCounts } from '../rate-limit/limiter.js';
+import type { FinishedRow, Outcome, Permit, PermitAhead, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
@@ -43,6 +43,12 @@ export interface ProcessorDeps {
    * so the worker waits for the count before the job may finish.
    */
   countAhead?: boolean;
+  /**
+   * BullMQ's keys for the queue, when the worker may ask for the next row's permit
+   * in the write that finishes this one (lua/permit-next.lua: single Redis, with
+   * countAhead, and a limiter that offers permitNext).
+   */
+  permitAhead?: QueueKeys;
   /** Called with the host time a delayed job is due (see wake-kick.ts). */
   onDelayed?: (dueAtMs: number) => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
@@ -62,6 +68,36 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const { limiter, api, log } = deps;
   const ns = namespaceOf(limiter.settings.queuePrefix);
   const countsInFlight = new Set<Promise<void>>();
+  /** Permits asked ahead, by the lock token BullMQ hands the next job with. */
+  const permitsAhead = new Map<string, Promise<PermitAhead | undefined>>();
+  const nonce = () => randomBytes(6).toString('hex');
+
+  /** Issued last in the write that finishes a row: the permit for the row BullMQ fetches with it. */
+  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow): void {
+    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished)
+      .catch((err: Error) => {
+        log.debug({ err }, 'no permit ahead: the row will ask for its own');
+        return undefined;
+      })
+      .then((ahead) => {
+        // none fetched: nothing will come for this token
+        if (!ahead && permitsAhead.get(token) === asked) permitsAhead.delete(token);
+        return ahead;
+      });
+    permitsAhead.set(token, asked);
+  }
+
+  /** The row's permit: the one asked ahead for this very job, else one asked now. */
+  async function permitFor(job: Job<RegistrationJob>, token: string | undefined, member: string): Promise<{ permit: Permit; sendId: string }> {
+    const asked = token === undefined ? undefined : permitsAhead.get(token);
+    if (asked) {
+      permitsAhead.delete(token!);
+      const ahead = await asked;
+      if (ahead && ahead.jobId === job.id) return ahead;
+    }
+    const sendId = `${member}#${nonce()}`;
+    return { permit: await limiter.acquire(job.data.sellerId, member, sendId), sendId };
+  }
 
   async function uploadCounts(sellerId: string, uploadId: string): Promise<UploadCounts> {
     const v = await deps.redis.hmget(uploadKeys(ns, sellerId, uploadId).upload, 'total', 'registered', 'duplicate', 'failed');
@@ -82,10 +118,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function processRegistration(job: Job<RegistrationJob>, token?: string): Promise<ProcessResult> {
     const { sellerId, uploadId, row, product } = job.data;
     const member = rowMember(uploadId, row);
-    const sendId = `${member}#${randomBytes(6).toString('hex')}`;
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
-    const permit = await limiter.acquire(sellerId, member, sendId);
+    const { permit, sendId } = await permitFor(job, token, member);
     deps.onEvent?.('permit', sellerId);
     if (permit.event && log.isLevelEnabled('info')) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
@@ -124,8 +159,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
       : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
-    // the count and its job's completion (issued later in this turn) leave in one write
-    if (deps.countAhead) writeTogether(deps.redis);
+    // the count and its job's completion (issued later in this turn) leave in one write,
+    // and behind them the permit for the row BullMQ fetches with that completion
+    const queue = deps.permitAhead;
+    if (deps.countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? () => askAhead(queue, token, { jobId: job.id!, sellerId }) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);

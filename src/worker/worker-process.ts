@@ -66,6 +66,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const processor = createProcessor({
     redis, limiter, api, log,
     countAhead: !cluster,
+    // on a single Redis the next row's permit is asked in the write that finishes this one
+    permitAhead: cluster ? undefined : { active: `${config.queuePrefix}:${QUEUE_NAME}:active`, jobPrefix: `${config.queuePrefix}:${QUEUE_NAME}:` },
     onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,

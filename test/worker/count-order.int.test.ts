@@ -1,7 +1,8 @@
 /**
  * On a single Redis a worker sends a row's count ahead of its job's completion and
  * does not wait for the count's reply. That is safe only because both go down one
- * connection, in that order: Redis's MONITOR shows it for every row.
+ * connection, in that order: Redis's MONITOR shows it for every row. Behind the
+ * completion, which fetches the next job, goes that job's permit (permit-next.lua).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
@@ -18,20 +19,32 @@ afterAll(async () => {
   await stage?.stop();
 });
 
-describe('a row is counted before its job finishes', () => {
-  it('sends each count ahead of the job completion, on the same connection', async () => {
-    // MONITOR over a plain socket: one line per command,
-    // `+<time> [0 <client>] "evalsha" "<sha>" "<numkeys>" ...` (or "eval" "<script>" the first time)
-    const lines: string[] = [];
-    const socket = connect(stage.redis.port, '127.0.0.1');
-    let buffer = '';
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString('latin1');
-      const parts = buffer.split('\r\n');
-      buffer = parts.pop()!;
-      lines.push(...parts);
-    });
-    socket.write('MONITOR\r\n');
+/**
+ * MONITOR over a plain socket: one line per command,
+ * `+<time> [0 <client>] "evalsha" "<sha>" "<numkeys>" ...` (or "eval" "<script>" the first time).
+ */
+function monitor(port: number) {
+  const lines: string[] = [];
+  const socket = connect(port, '127.0.0.1');
+  let buffer = '';
+  socket.on('data', (chunk) => {
+    buffer += chunk.toString('latin1');
+    const parts = buffer.split('\r\n');
+    buffer = parts.pop()!;
+    lines.push(...parts);
+  });
+  socket.write('MONITOR\r\n');
+  return { lines, stop: () => socket.destroy() };
+}
+
+/** The script calls seen (eval or evalsha): which client, how many keys, the rest of the line. */
+const scriptCalls = (lines: string[]) =>
+  lines.map((l) => /^\+[\d.]+ \[\d+ ([^\]]+)\] "eval(?:sha)?" "(?:[^"\\]|\\.)*" "(\d+)" (.*)$/i.exec(l)).filter((m) => m !== null)
+    .map((m) => ({ source: m[1]!, keys: m[2]!, rest: m[3]! }));
+
+describe('the write that finishes a row', () => {
+  it("carries the row's count ahead of its job's completion, on the same connection", async () => {
+    const watch = monitor(stage.redis.port);
     await new Promise((r) => setTimeout(r, 200));
     stage.pool(2);
     const up = await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'S1', '--json'], stage.env);
@@ -39,9 +52,8 @@ describe('a row is counted before its job finishes', () => {
     const done = await runCli(['status', '--wait', '--json'], stage.env, 60_000);
     expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ total: 7, registered: 7, pending: 0 });
     await new Promise((r) => setTimeout(r, 200));
-    socket.destroy();
-    const seen = lines.map((l) => /^\+[\d.]+ \[\d+ ([^\]]+)\] "eval(?:sha)?" "(?:[^"\\]|\\.)*" "(\d+)" (.*)$/i.exec(l)).filter((m) => m !== null)
-      .map((m) => ({ source: m[1]!, keys: m[2]!, rest: m[3]! }));
+    watch.stop();
+    const seen = scriptCalls(watch.lines);
     const rows = [...new Set(seen.flatMap((c) => [...c.rest.matchAll(new RegExp(`"${uploadId}:(\\d+)"`, 'g'))].map((m) => Number(m[1]))))];
     expect(rows).toHaveLength(7);
     for (const row of rows) {
@@ -54,5 +66,32 @@ describe('a row is counted before its job finishes', () => {
       expect(count).toBeLessThan(finish);
       expect(seen[count]!.source).toBe(seen[finish]!.source);
     }
+  });
+
+  it("asks for the next row's permit behind the completion that fetches it, and the row uses it", async () => {
+    for (const earlier of stage.pools.splice(0)) await earlier.stop('SIGTERM');
+    const watch = monitor(stage.redis.port);
+    await new Promise((r) => setTimeout(r, 200));
+    stage.pool(1);
+    const up = await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'S2', '--json'], stage.env);
+    const { uploadId } = JSON.parse(up.stdout) as { uploadId: string };
+    const done = await runCli(['status', '--seller', 'S2', '--wait', '--json'], stage.env, 60_000);
+    expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ total: 7, registered: 7, pending: 0 });
+    await new Promise((r) => setTimeout(r, 200));
+    watch.stop();
+    const seen = scriptCalls(watch.lines);
+    // sliding-window.lua (6 keys) asked by a row itself; permit-next.lua (1 key: the active list)
+    const own = seen.filter((c) => c.keys === '6' && c.rest.includes(`"${uploadId}:`));
+    const ahead = seen.map((c, i) => ({ ...c, i })).filter((c) => c.keys === '1' && c.rest.startsWith('"{order}:registrations:active" "{order}:registrations:"'));
+    // one worker: the first row is fetched on its own, each later one by the completion before it
+    expect(own.length).toBeLessThan(7);
+    expect(ahead.length).toBeGreaterThanOrEqual(6);
+    expect(own.length + ahead.length).toBeGreaterThanOrEqual(7);
+    for (const a of ahead) {
+      // right behind BullMQ's moveToFinished (14 keys), from the same connection
+      const before = seen.slice(0, a.i).filter((c) => c.source === a.source).at(-1);
+      expect(before?.keys).toBe('14');
+    }
+    expect((await stage.stats()).sellers.S2).toMatchObject({ registered: 7, tooMany: 0 });
   });
 });

@@ -1,0 +1,113 @@
+--[[
+  lib/acquire-permit.lua: included (not run on its own) by sliding-window.lua and
+  permit-next.lua. acquirePermit(...) is the whole decision of sliding-window.lua
+  (see its header for the rule, the arguments and the reply), with the keys and
+  arguments passed in.
+]]
+--#include lib/seller-rule.lua
+local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey,
+                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt)
+  local limit, window = sellerRule(limitsKey, defaultLimit, defaultWindow)
+
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local span = window + guard
+  -- A send due this soon is granted for that moment and the caller waits in-process,
+  -- instead of a round trip through the delayed set (timers and a busy pool make
+  -- wakes a few ms early or late).
+  local RESERVE_MS = math.min(50, math.floor(span / 4))
+
+  redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
+  redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
+
+  local function top(key)
+    local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+    if newest[2] then return tonumber(newest[2]) end
+    return now
+  end
+  -- the latest slot handed out (now when none is ahead)
+  local planTop = math.max(top(planKey), now)
+  local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
+
+  -- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed):
+  -- the worker's recent hint, else the seller's moving average
+  local margin
+  local function answerMargin()
+    if not margin then
+      local answer = hint
+      if answer < 0 or now - hintAt > span * 10 then answer = tonumber(redis.call('HGET', lagKey, 'answer') or '0') end
+      margin = math.ceil(answer) + 5
+    end
+    return margin
+  end
+
+  -- When `sent` frees a place (now when it has room), and whether that is certain.
+  -- A send still in flight holds its place until its answer, which usually comes
+  -- soon: then the time returned is only when to ask again.
+  local function sentFreeAt()
+    if redis.call('ZCARD', sentKey) < limit then return now, true end
+    local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
+    local score = tonumber(lth[2])
+    if score > now then return now + math.min(score - now + span, math.max(20, answerMargin())), false end
+    return score + span, true
+  end
+
+  local function planTtl()
+    return planTop - now + span + 1000
+  end
+
+  -- Grants a send at `at` (now, or a moment later: the caller waits until then).
+  local function grant(at, slot, recheck)
+    at = math.max(at, now)
+    redis.call('ZADD', sentKey, at + hold, sendId)
+    redis.call('ZADD', planKey, at, member)
+    local event = 0
+    if planTop <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
+    planTop = math.max(planTop, at)
+    redis.call('PEXPIRE', planKey, planTtl())
+    redis.call('PEXPIRE', sentKey, top(sentKey) - now + span + 1000)
+    return { 1, at - now, limit, window, event, now, slot, recheck }
+  end
+
+  local function wait(untilMs, slot, record)
+    local event = 0
+    if record then
+      redis.call('ZADD', planKey, untilMs, member)
+      planTop = math.max(planTop, untilMs)
+      redis.call('PEXPIRE', planKey, planTtl())
+      if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
+      else redis.call('PEXPIRE', throttleKey, planTtl()) end
+    end
+    return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1 }
+  end
+
+  local planned = redis.call('ZSCORE', planKey, member)
+  if planned then
+    -- a re-check: the row already holds a slot
+    planned = tonumber(planned)
+    if planned > now + RESERVE_MS then return wait(planned, planned, false) end
+    if blockedUntil > now then return wait(blockedUntil, planned, false) end
+    local free, certain = sentFreeAt()
+    local due = math.max(planned, free)
+    if certain and due <= now + RESERVE_MS then return grant(due, planned, 1) end
+    return wait(due, planned, false)
+  end
+
+  -- a row's first call: plan its slot
+  local slot = now
+  local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
+  if lth[2] then
+    local before = tonumber(lth[2])
+    slot = math.max(slot, before + span)
+    if before > now then slot = slot + answerMargin() end
+  end
+  -- never ahead of a row planned before it: slots are handed out in order
+  slot = math.max(slot, blockedUntil, planTop)
+  if slot <= now + RESERVE_MS then
+    local free, certain = sentFreeAt()
+    local due = math.max(slot, free)
+    if certain and due <= now + RESERVE_MS then return grant(due, due, 0) end
+    slot = due
+  end
+  return wait(slot, slot, true)
+end

@@ -1,0 +1,51 @@
+--[[
+  permit-next.lua: the permit for the row BullMQ has just handed a worker, asked
+  in the same socket write that finished the worker's previous row. BullMQ's
+  completion fetches the next job and locks it with the finishing worker's
+  token; this call, written right behind it, finds that job, reads its row and
+  runs the seller's limiter for it (lib/acquire-permit.lua), so the worker
+  starts the row with its permit in hand instead of asking in a round trip of
+  its own.
+
+  Single Redis only: it reads keys it cannot name in advance (the job's hash
+  and lock, the seller's limiter keys), which Redis Cluster forbids. A worker on
+  Cluster asks with sliding-window.lua as always.
+
+  KEYS[1] BullMQ's active list of the registrations queue
+
+  ARGV[1] BullMQ's job key prefix ("{prefix}:registrations:")
+  ARGV[2] the worker's lock token
+  ARGV[3] the limiter's key namespace (QUEUE_PREFIX without braces; see src/keys.ts)
+  ARGV[4] nonce: the send id is "{member}#{nonce}"
+  ARGV[5] seller id prefix: only a seller whose id starts with it gets a permit
+          here ("" for all; the bench runs several limiters in one pool)
+  ARGV[6..11] L, W (ms), G (ms), hold (ms), answer hint (ms, -1: none), when the
+          hint was measured (Redis ms): as ARGV[3..8] of sliding-window.lua
+  ARGV[12] the id of the job just finished: never the one asked for (should this
+          call ever run before BullMQ's completion, that job is still active)
+
+  Returns {} when the newest active job is not locked with this token (BullMQ
+  fetched none, or another worker's came in between), is the finished one, or
+  its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua }.
+]]
+--#include lib/acquire-permit.lua
+local jobPrefix, token, ns, nonce, sellerPrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+local jobId = redis.call('LINDEX', KEYS[1], 0)
+if not jobId or jobId == ARGV[12] then return {} end
+local jobKey = jobPrefix .. jobId
+if redis.call('GET', jobKey .. ':lock') ~= token then return {} end
+local ok, job = pcall(cjson.decode, redis.call('HGET', jobKey, 'data') or '')
+if not ok or type(job) ~= 'table' or type(job.sellerId) ~= 'string' or job.uploadId == nil or job.row == nil then return {} end
+if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
+
+-- the row's member and the seller's keys, named as src/keys.ts names them
+local member = job.uploadId .. ':' .. string.format('%d', job.row)
+local base = ns .. ':rl:{' .. job.sellerId .. '}:'
+local sendId = member .. '#' .. nonce
+local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'limits', base .. 'blocked', base .. 'throttle', base .. 'lag',
+  member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
+  tonumber(ARGV[10]), tonumber(ARGV[11]))
+table.insert(reply, 1, sendId)
+table.insert(reply, 1, jobId)
+return reply

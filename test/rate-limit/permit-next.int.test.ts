@@ -1,0 +1,55 @@
+/**
+ * permit-next.lua against BullMQ itself: the job BullMQ's completion fetches is
+ * locked with the finishing worker's token and pushed to the head of the active
+ * list, and the script finds it there, and only it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { limiterOn } from '../helpers/limiter.js';
+import { QUEUE_NAME } from '../../src/keys.js';
+import { SellerLimiter } from '../../src/rate-limit/limiter.js';
+
+let server: TestRedis;
+beforeAll(async () => { server = await startRedis(); });
+afterAll(async () => { await server?.stop(); });
+
+describe('permit-next.lua', () => {
+  it("finds the job BullMQ's completion fetched, and runs the limiter for its row", async () => {
+    const prefix = '{pn}';
+    const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection, prefix });
+    const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
+    const keys = { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` };
+    try {
+      for (const row of [2, 3, 4]) await queue.add('r', { sellerId: 'N1', uploadId: 'up', row, product: {} }, { jobId: `up-${row}`, priority: 2 });
+      const token = 'worker-a:0';
+      const first = (await worker.getNextJob(token))!;
+      // before the completion, the newest active job is the one being finished: never asked for
+      expect(await limiter.permitNext(keys, token, 'n0', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
+
+      const next = (await first.moveToCompleted('ok', token, true)) as unknown as [unknown, string];
+      const nextId = next[1];
+      expect(nextId).toBe('up-3');
+      const ahead = await limiter.permitNext(keys, token, 'n1', { jobId: first.id!, sellerId: 'N1' });
+      expect(ahead).toMatchObject({ jobId: 'up-3', sendId: 'up:3#n1', permit: { granted: true, waitMs: 0, limit: 2 } });
+      // the limiter counted it: the seller's second send of the window is its last
+      expect(await redis.zscore(limiter.keys('N1').sent, 'up:3#n1')).not.toBeNull();
+      const third = await limiter.acquire('N1', 'up:9', 'up:9#x');
+      expect(third.granted).toBe(true);
+      expect((await limiter.acquire('N1', 'up:10', 'up:10#x')).granted).toBe(false);
+
+      // another worker's token, or a seller outside the limiter's prefix: nothing asked
+      expect(await limiter.permitNext(keys, 'worker-b:0', 'n2', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
+      const narrow = new SellerLimiter(redis, limiter.settings, 'other--');
+      expect(await narrow.permitNext(keys, token, 'n3', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
+    } finally {
+      await worker.close();
+      await queue.close();
+      redis.disconnect();
+      connection.disconnect();
+    }
+  });
+});
