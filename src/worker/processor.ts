@@ -1,6 +1,8 @@
 /**
  * The job processor: one row -> one permit -> one API call -> one outcome.
  *
+ * - The permit: on a single Redis, usually asked in the write that finished the
+ *   row before (lua/permit-next.lua), else asked here (lua/sliding-window.lua).
  * - No permit: the job moves to delayed until the time Redis gave
  *   (`job.moveToDelayed` + DelayedError): no attempt used, other sellers flow.
  * - 201/200 registered, 409 duplicate, 400/422 failed: the row is final and counted once.
@@ -94,6 +96,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       permitsAhead.delete(token!);
       const ahead = await asked;
       if (ahead && ahead.jobId === job.id) return ahead;
+      // BullMQ hands a job fetched by a completion the token of the finished one, and
+      // permit-next.lua found the job locked with it: another job here means that changed
+      if (ahead) log.warn({ askedFor: ahead.jobId, jobId: job.id }, 'a permit asked ahead was for another job; the row asks for its own');
     }
     const sendId = `${member}#${nonce()}`;
     return { permit: await limiter.acquire(job.data.sellerId, member, sendId), sendId };
