@@ -133,20 +133,18 @@ export class SellerLimiter implements PermitLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    const hint = this.answerHint;
     const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
-      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, hint?.ms ?? -1, hint?.at ?? 0,
+      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
     );
     return this.permitOf(sendId, reply);
   }
 
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
     const s = this.settings;
-    const hint = this.answerHint;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
-      s.limit, s.windowMs, s.guardMs, s.holdMs, hint?.ms ?? -1, hint?.at ?? 0, finished.jobId,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId,
     );
     if (reply.length === 0) return undefined;
     const [jobId, sendId, ...decision] = reply;
@@ -159,6 +157,11 @@ export class SellerLimiter implements PermitLimiter {
       if (this.plannedSends.size > MAX_TRACKED_SENDS) this.plannedSends.delete(this.plannedSends.keys().next().value!);
     }
     return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot };
+  }
+
+  /** The hint as the scripts take it: its ms (-1: none) and when it was measured. */
+  private hintArgs(): [number, number] {
+    return [this.answerHint?.ms ?? -1, this.answerHint?.at ?? 0];
   }
 
   /** The hint this process passes with its next ask (undefined until a planned row was answered). */
