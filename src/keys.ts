@@ -21,6 +21,8 @@ export function sellerKeys(ns: string, sellerId: string) {
     blocked: `${base}:blocked`,
     throttle: `${base}:throttle`,
     lag: `${base}:lag`,
+    /** string: the last queue priority handed to the seller's rows (upload/fair-share.ts) */
+    tail: `${base}:tail`,
   };
 }
 

@@ -16,9 +16,10 @@ export interface RegistrationJob {
 export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
 
 /**
- * Rows wait in BullMQ's prioritized set: new rows at NEW_ROW, rows that already
- * hold a slot at DUE_ROW, so a row woken at its slot is not stuck behind the
- * rows of a big upload that have not been planned yet.
+ * Rows wait in BullMQ's prioritized set: rows that already hold a slot at
+ * DUE_ROW, so a row woken at its slot is not stuck behind rows not yet planned;
+ * new rows at NEW_ROW or later, by their place in the fair round over all
+ * sellers (upload/fair-share.ts).
  */
 export const PRIORITY = { DUE_ROW: 1, NEW_ROW: 2 } as const;
 

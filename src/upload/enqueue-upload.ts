@@ -1,6 +1,7 @@
 /**
  * The producer: one upload's valid rows -> one BullMQ job each, added in bulk,
- * with the upload's counters created first so that workers can count every row.
+ * with the upload's counters created first so that workers can count every row,
+ * and each row's priority placing it in a fair round over all sellers (fair-share.ts).
  * The uploadId is derived from the seller and the file's bytes: the same file
  * uploaded again for the same seller enqueues nothing.
  */
@@ -11,6 +12,7 @@ import type { LoadedSheet } from '../excel/load-sheet.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type RegistrationJob } from '../queue.js';
+import { reservePriorities, rowPriority } from './fair-share.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
   return createHash('sha256').update(`${sellerId}\n${fileSha256}`).digest('hex').slice(0, 24);
@@ -52,12 +54,14 @@ export async function enqueueUpload(
   await redis.expire(uploadIndexKey(ns), retention);
 
   const options = jobOptions(config);
+  // each row's place in the fair round over all sellers (fair-share.ts)
+  const first = await reservePriorities({ redis, queuePrefix: config.queuePrefix, ns, retentionS: retention }, sellerId, sheet.valid.length);
   for (let i = 0; i < sheet.valid.length; i += BULK) {
     await queue.addBulk(
-      sheet.valid.slice(i, i + BULK).map(({ row, product }) => ({
+      sheet.valid.slice(i, i + BULK).map(({ row, product }, j) => ({
         name: 'register',
         data: { sellerId, uploadId, row, product },
-        opts: { ...options, jobId: jobIdFor(uploadId, row) },
+        opts: { ...options, priority: rowPriority(first, i + j), jobId: jobIdFor(uploadId, row) },
       })),
     );
   }

@@ -1,0 +1,63 @@
+/**
+ * A fair share of a saturated pool for every seller, from BullMQ's own job
+ * priorities (start-time fair queuing, no scheduler of our own).
+ *
+ * BullMQ serves its prioritized set lowest priority number first, and in the
+ * order of insertion within one number. A new upload's k-th row (0-based) gets
+ * priority `start + k`, where `start` is the queue's virtual time: the lowest
+ * priority among the new rows still waiting. So when 200 sellers upload at
+ * once, every seller's first row comes before any seller's second one, and a
+ * seller who arrives later starts in the current round, not behind everyone's
+ * backlog. A seller who still has rows waiting continues after its own last
+ * one (`tail`), so two uploads of one seller do not earn it two shares.
+ *
+ * Rows that already hold a permit slot wake at PRIORITY.DUE_ROW (see queue.ts),
+ * ahead of every new row.
+ */
+import { QUEUE_NAME, sellerKeys } from '../keys.js';
+import { PRIORITY } from '../queue.js';
+import type { RedisClient } from '../redis.js';
+
+/** BullMQ's largest priority number. */
+export const MAX_PRIORITY = 2_097_151;
+/** BullMQ's prioritized score: priority * 2^32 + insertion counter. */
+const SCORE_PER_PRIORITY = 0x1_0000_0000;
+
+/**
+ * The first priority of a new upload (pure).
+ * @param virtualTime the lowest priority of the new rows still waiting, undefined if none
+ * @param sellerTail the last priority handed to this seller, undefined if none is known
+ */
+export function firstPriority(virtualTime: number | undefined, sellerTail: number | undefined): number {
+  const now = Math.max(PRIORITY.NEW_ROW, virtualTime ?? PRIORITY.NEW_ROW);
+  // a seller whose rows are all served (tail behind the round) starts in the current round
+  const start = sellerTail !== undefined && sellerTail >= now ? sellerTail + 1 : now;
+  return Math.min(MAX_PRIORITY, start);
+}
+
+/** The priority of the row at `index` (0-based) of an upload starting at `start`; capped at BullMQ's maximum. */
+export const rowPriority = (start: number, index: number) => Math.min(MAX_PRIORITY, start + index);
+
+/** The queue's virtual time: the lowest priority among new rows still waiting, if any. */
+export async function virtualTime(redis: RedisClient, queuePrefix: string): Promise<number | undefined> {
+  // BullMQ's prioritized set of the queue (in the queue's own slot on a cluster)
+  const prioritized = `${queuePrefix}:${QUEUE_NAME}:prioritized`;
+  const head = await redis.zrangebyscore(prioritized, PRIORITY.NEW_ROW * SCORE_PER_PRIORITY, '+inf', 'WITHSCORES', 'LIMIT', 0, 1);
+  return head[1] === undefined ? undefined : Math.floor(Number(head[1]) / SCORE_PER_PRIORITY);
+}
+
+/**
+ * Reserves `count` priorities for a new upload of `sellerId` and returns the first.
+ * Not atomic across concurrent uploads: a race costs only a little fairness, never a row.
+ */
+export async function reservePriorities(
+  deps: { redis: RedisClient; queuePrefix: string; ns: string; retentionS: number },
+  sellerId: string,
+  count: number,
+): Promise<number> {
+  const tailKey = sellerKeys(deps.ns, sellerId).tail;
+  const [vt, tail] = await Promise.all([virtualTime(deps.redis, deps.queuePrefix), deps.redis.get(tailKey)]);
+  const start = firstPriority(vt, tail === null ? undefined : Number(tail));
+  await deps.redis.set(tailKey, rowPriority(start, count - 1), 'EX', deps.retentionS);
+  return start;
+}
