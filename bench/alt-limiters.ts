@@ -5,39 +5,16 @@
  */
 import type { RedisClient } from '../src/redis.js';
 import { SellerLimiter, type CompleteArgs, type FinalOutcome, type LimiterSettings, type Permit, type PermitLimiter, type QueueKeys, type FinishedRow } from '../src/rate-limit/limiter.js';
-import { namespaceOf } from '../src/keys.js';
+import { BottleneckPeer } from './peers/bottleneck.js';
+import { CountingLimiter, granted, denied } from './peers/counting.js';
+import { RateLimiterFlexiblePeer } from './peers/rate-limiter-flexible.js';
 
-export type LimiterKind = 'sliding-window' | 'fixed-window' | 'token-bucket' | 'naive' | 'none';
-
-const granted = (s: LimiterSettings, redisNow = 0): Permit => ({ granted: true, waitMs: 0, limit: s.limit, windowMs: s.windowMs, event: undefined, redisNow, slot: redisNow });
-const denied = (s: LimiterSettings, waitMs: number): Permit => ({ granted: false, waitMs: Math.max(1, waitMs), limit: s.limit, windowMs: s.windowMs, event: undefined, redisNow: 0, slot: 0 });
-
-abstract class CountingLimiter implements PermitLimiter {
-  protected readonly counter: SellerLimiter;
-  protected readonly ns: string;
-  constructor(protected readonly redis: RedisClient, readonly settings: LimiterSettings) {
-    this.counter = new SellerLimiter(redis, settings);
-    this.ns = namespaceOf(settings.queuePrefix);
-  }
-  abstract acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
-  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) {
-    return this.counter.complete({ ...args, sendId: '' }, final, retentionS);
-  }
-  async peek() {
-    return { nextPermitInMs: 0, limit: this.settings.limit, windowMs: this.settings.windowMs, plannedAhead: 0 };
-  }
-  /** These designs know nothing of Retry-After: only the refused row waits. */
-  async block(_sellerId: string, waitMs: number): Promise<number> {
-    return waitMs;
-  }
-}
-
-class FixedWindowLimiter extends CountingLimiter {
-  async acquire(sellerId: string): Promise<Permit> {
-    const [ok, wait] = await this.redis.fixedWindow(`${this.ns}:fw:{${sellerId}}`, this.settings.limit, this.settings.windowMs);
-    return ok === 1 ? granted(this.settings) : denied(this.settings, wait);
-  }
-}
+/**
+ * The limiters a seller's rows can go through in the bench. `bullmq-limiter` is
+ * BullMQ's own queue-wide `limiter` Worker option: a pool of its own with no
+ * per-seller limiter ('none'); see bench-worker.ts.
+ */
+export type LimiterKind = 'sliding-window' | 'rate-limiter-flexible' | 'bottleneck' | 'token-bucket' | 'naive' | 'none';
 
 class TokenBucketLimiter extends CountingLimiter {
   async acquire(sellerId: string): Promise<Permit> {
@@ -106,7 +83,8 @@ export function makeLimiter(kind: LimiterKind | 'by-seller', redis: RedisClient,
   switch (kind) {
     case 'by-seller': return new BySellerLimiter(redis, settings);
     case 'sliding-window': return new SellerLimiter(redis, settings);
-    case 'fixed-window': return new FixedWindowLimiter(redis, settings);
+    case 'rate-limiter-flexible': return new RateLimiterFlexiblePeer(redis, settings);
+    case 'bottleneck': return new BottleneckPeer(redis, settings);
     case 'token-bucket': return new TokenBucketLimiter(redis, settings);
     case 'naive': return new NaiveLimiter(redis, settings);
     case 'none': return new NoLimiter(settings);

@@ -1,4 +1,8 @@
-/** A pool worker process for the bench: the product's worker with the limiter named by BENCH_LIMITER. */
+/**
+ * A pool worker process for the bench: the product's worker with the limiter named
+ * by BENCH_LIMITER, and BullMQ's queue-wide limiter when BENCH_QUEUE_LIMITER
+ * (`max/durationMs`) is set.
+ */
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
@@ -6,8 +10,10 @@ import { makeLimiter, type LimiterKind } from './alt-limiters.js';
 
 const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
 const config = loadConfig();
+const [max, duration] = (process.env.BENCH_QUEUE_LIMITER ?? '').split('/').map(Number);
+const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
-runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings) }).catch((err: Error) => {
+runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings), queueLimiter }).catch((err: Error) => {
   log.error({ err }, 'bench worker failed');
   process.exit(1);
 });

@@ -13,219 +13,19 @@
  * (default-limiter runs in many-sellers, 2) and BENCH_DEBUG (window timings).
  */
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
-import { loadConfig, type Config } from '../src/config.js';
 import { startRedisServer, freePort } from '../src/dev/redis-server.js';
-import type { LoadedSheet } from '../src/excel/load-sheet.js';
-import { sampleProducts } from '../src/fixtures/build-sheet.js';
-import { QUEUE_NAME, namespaceOf, sellerKeys } from '../src/keys.js';
-import { createLogger } from '../src/logger.js';
+import { namespaceOf, sellerKeys } from '../src/keys.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
-import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
-import type { RegistrationJob } from '../src/queue.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { WorkerPool } from '../src/worker/supervisor.js';
 import type { LimiterKind } from './alt-limiters.js';
-
-/** BENCH_LIMITER of a pool: one limiter for all, or each seller's from its name. */
-type PoolKind = LimiterKind | 'by-seller';
-type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob> };
-
-const RULE = { limit: 50, windowMs: 2000, guardMs: 100 };
-const PROCESSES = 16;
-const LIMITERS: LimiterKind[] = (process.env.BENCH_ONLY?.split(',') as LimiterKind[] | undefined) ?? ['sliding-window', 'fixed-window', 'token-bucket', 'naive'];
-/** BENCH_SCENARIOS (comma-separated) runs only those scenarios, for working on one. */
-const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
-/** BENCH_ROUNDS: how many default-limiter runs many-sellers makes, each followed by a bare run (2). */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2) || 2);
-const BENCH_DIR = join(PACKAGE_ROOT, 'bench');
-const WORKER_ENTRY = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
-const SCENARIO_TIMEOUT_MS = 150_000;
-
-interface ScenarioResult {
-  name: string;
-  limiter: LimiterKind | 'none';
-  rows: number;
-  sellers: number;
-  processes: number;
-  limit: number;
-  windowMs: number;
-  guardMs: number;
-  registered: number;
-  tooMany: number;
-  maxInWindow: number;
-  spanRatio: number | null;
-  limiterCallsPerRow: number | null;
-  delaysPerRow: number | null;
-  redisCommandsPerRow: number | null;
-  smallSellerMs: number | null;
-  throughputRatio: number | null;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const benchStarted = Date.now();
-/** A progress line, stamped with the seconds since the bench started. */
-const say = (line: string) => process.stdout.write(`[${((Date.now() - benchStarted) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
-const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const optimum = (n: number) => (Math.ceil(n / RULE.limit) - 1) * (RULE.windowMs + RULE.guardMs);
-
-function sheetOf(prefix: string, count: number): LoadedSheet {
-  const products = sampleProducts(prefix, count);
-  return {
-    rows: count,
-    valid: products.map((product, i) => ({ row: i + 2, product })),
-    errors: [],
-    warnings: [],
-    raw: [],
-    file: `${prefix}.xlsx`,
-    sha256: createHash('sha256').update(`${prefix}:${count}:${randomBytes(8).toString('hex')}`).digest('hex'),
-  };
-}
-
-async function commandCalls(redis: RedisClient): Promise<number> {
-  const info = await redis.info('commandstats');
-  return [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
-}
-
-function peakRssMb(pids: number[]): number {
-  let peak = 0;
-  for (const pid of pids) {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-    } catch {
-      // gone
-    }
-  }
-  return round(peak, 1);
-}
-
-/** CPU time (ms, user + system) the processes have used so far. */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-    } catch {
-      // gone
-    }
-  }
-  return ticks * 10; // USER_HZ = 100
-}
-
-class Bench {
-  readonly events = new Map<string, number>();
-  rssMb = 0;
-  workerPids: number[] = [];
-  redisPid = 0;
-
-  constructor(
-    readonly api: MockRegistrationApi,
-    readonly redisUrl: string,
-    readonly apiUrl: string,
-  ) {}
-
-  count(event: string, seller: string): number {
-    return this.events.get(`${event}\t${seller}`) ?? 0;
-  }
-
-  configFor(kind: PoolKind): { config: Config; env: NodeJS.ProcessEnv } {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      REDIS_URL: this.redisUrl,
-      REDIS_CLUSTER_NODES: '',
-      REGISTRATION_API_URL: this.apiUrl,
-      RATE_LIMIT_MAX: String(RULE.limit),
-      RATE_LIMIT_WINDOW_MS: String(RULE.windowMs),
-      RATE_LIMIT_GUARD_MS: String(RULE.guardMs),
-      QUEUE_PREFIX: `{bench-${kind}}`,
-      BENCH_LIMITER: kind,
-      LOG_LEVEL: 'error',
-      LOG_PRETTY: '0',
-      SHUTDOWN_TIMEOUT_MS: '10000',
-    };
-    return { config: loadConfig(env), env };
-  }
-
-  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
-    const { config, env } = this.configFor(kind);
-    let ready = 0;
-    let allReady: () => void = () => undefined;
-    const readyP = new Promise<void>((r) => { allReady = r; });
-    const pool = new WorkerPool({
-      processes: PROCESSES, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
-      log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
-      onMessage: (_slot, m) => {
-        if (m.type === 'ready' && ++ready === PROCESSES) allReady();
-        if (m.type === 'events') for (const [event, seller, n] of m.counts) this.events.set(`${event}\t${seller}`, (this.events.get(`${event}\t${seller}`) ?? 0) + n);
-      },
-    });
-    pool.start();
-    const redis = createRedis(config, 'worker');
-    await redis.connect();
-    const connection = bullConnection(config, 'worker');
-    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-    try {
-      await Promise.race([readyP, sleep(60_000)]);
-      this.workerPids = pool.pids;
-      this.redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
-      return await fn({ config, redis, queue });
-    } finally {
-      this.rssMb = Math.max(this.rssMb, peakRssMb(pool.pids));
-      await queue.close();
-      connection.disconnect();
-      redis.disconnect();
-      await pool.stop();
-    }
-  }
-
-  async waitRegistered(targets: Record<string, number>): Promise<void> {
-    const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
-    // cheap per-seller reads: the mock API serves requests in this same process
-    let waiting = Object.entries(targets);
-    for (;;) {
-      waiting = waiting.filter(([s, n]) => (this.api.sellerStats(s)?.registered ?? 0) < n);
-      if (waiting.length === 0) break;
-      if (Date.now() > deadline) {
-        const got = Object.fromEntries(waiting.slice(0, 10).map(([s]) => [s, this.api.sellerStats(s) ?? null]));
-        throw new Error(`bench: rows not registered within ${SCENARIO_TIMEOUT_MS / 1000} s: wanted ${JSON.stringify(targets).slice(0, 300)}, got ${JSON.stringify(got)}`);
-      }
-      await sleep(100);
-    }
-    await sleep(400); // let the workers' last event batches arrive
-  }
-
-  times(seller: string): number[] {
-    return [...(this.api.sellerStats(seller)?.times ?? [])].sort((a, b) => a - b);
-  }
-
-  sellerFigures(seller: string) {
-    const s = this.api.sellerStats(seller)!;
-    const t = this.times(seller);
-    const rows = s.registered;
-    const spanMs = t.length > 1 ? t.at(-1)! - t[0]! : 0;
-    return {
-      registered: s.registered, tooMany: s.tooMany, maxInWindow: s.maxArrivalsInWindow, spanMs, times: t,
-      calls: this.count('permit', seller), delays: this.count('delayed', seller), rows,
-    };
-  }
-}
-
-function scenario(base: Partial<ScenarioResult> & Pick<ScenarioResult, 'name' | 'limiter' | 'rows' | 'sellers'>): ScenarioResult {
-  const { name, limiter, rows, sellers, ...rest } = base;
-  return {
-    name, limiter, rows, sellers, processes: PROCESSES, limit: RULE.limit, windowMs: RULE.windowMs, guardMs: RULE.guardMs,
-    registered: 0, tooMany: 0, maxInWindow: 0, spanRatio: null, limiterCallsPerRow: null, delaysPerRow: null,
-    redisCommandsPerRow: null, smallSellerMs: null, throughputRatio: null, ...rest,
-  };
-}
+import { capacitySequence } from './scenarios/capacity-sequence.js';
+import {
+  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, cpuMs, median, optimum, round, say, scenario, sheetOf, sleep,
+  type Ctx, type ScenarioResult,
+} from './harness.js';
 
 type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
 
@@ -469,7 +269,7 @@ async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
   const chart: Array<{ name: string; times: number[]; color: string }> = [];
   let throughputNote = '';
-  const colors: Record<string, string> = { 'sliding-window': '#1a7f37', 'fixed-window': '#cf222e', 'token-bucket': '#bf8700', naive: '#8250df' };
+  const colors: Record<string, string> = { 'sliding-window': '#1a7f37', 'rate-limiter-flexible': '#cf222e', bottleneck: '#0969da', 'token-bucket': '#bf8700', naive: '#8250df' };
   try {
     const wanted = (name: string) => !SCENARIOS || SCENARIOS.includes(name);
     const throttled = (kind: LimiterKind): Throttled[] =>
@@ -493,12 +293,10 @@ async function main(): Promise<void> {
       if (others.length > 0 && throttled(others[0]!).length > 0) {
         // side by side, to keep the bench short
         say(`bench: ${others.join(', ')} side by side: ${throttled(others[0]!).join(', ')} ...`);
-        const before = await commandCalls(ctx.redis);
         const rs = await Promise.all(others.map((k) => throttledScenarios(bench, k, throttled(k), ctx)));
-        // side by side, Redis's command count is only known for all of them together
-        const rows = rs.flatMap((r) => r.results).reduce((n, r) => n + r.rows, 0);
-        const perRow = round(((await commandCalls(ctx.redis)) - before) / rows, 1);
-        for (const r of rs.flatMap((x) => x.results)) r.redisCommandsPerRow = perRow;
+        // side by side, one Redis serves them all: no command count belongs to one of
+        // them (capacity measures each limiter's Redis cost in a run of its own)
+        for (const r of rs.flatMap((x) => x.results)) r.redisCommandsPerRow = null;
         rs.forEach((r, i) => {
           results.push(...r.results);
           if (r.chart.length > 0) chart.push({ name: others[i]!, times: r.chart, color: colors[others[i]!]! });
@@ -513,9 +311,15 @@ async function main(): Promise<void> {
         report(t.results);
       }
     });
+    let idleCommandsPerSec: number | null = null;
+    if (wanted('capacity')) {
+      const c = await capacitySequence(redisServer.url);
+      results.push(...c.results);
+      idleCommandsPerSec = c.idleCommandsPerSec;
+    }
     const uploadMs500 = await uploadWallMs(redisServer.url);
     say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
-    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb }, null, 2)}\n`);
+    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb, idleCommandsPerSec }, null, 2)}\n`);
     writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
     writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(results, uploadMs500, bench.rssMb, (Date.now() - startedAt) / 1000, throughputNote));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);

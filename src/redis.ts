@@ -33,8 +33,6 @@ export interface LuaCommands {
   ): Promise<[...Reply5, number, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
-  /** lua/fixed-window.lua (bench comparison) */
-  fixedWindow(counter: string, limit: number, windowMs: number): Promise<[number, number]>;
   /** lua/token-bucket.lua (bench comparison) */
   tokenBucket(bucket: string, limit: number, windowMs: number): Promise<[number, number]>;
   /** lua/peek-permit.lua */
@@ -52,7 +50,6 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
   completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
-  fixedWindow: { file: 'fixed-window.lua', keys: 1 },
   tokenBucket: { file: 'token-bucket.lua', keys: 1 },
 };
 

@@ -61,7 +61,7 @@ export async function enqueueUpload(
       sheet.valid.slice(i, i + BULK).map(({ row, product }, j) => ({
         name: 'register',
         data: { sellerId, uploadId, row, product },
-        opts: { ...options, priority: rowPriority(first, i + j), jobId: jobIdFor(uploadId, row) },
+        opts: { ...options, priority: rowPriority(first, i + j, sheet.valid.length), jobId: jobIdFor(uploadId, row) },
       })),
     );
   }

@@ -47,8 +47,8 @@ export class WorkerPool {
     const child = fork(this.opts.entry ?? WORKER_ENTRY, [], {
       env: this.opts.env,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      // A worker holds one job at a time: a small young generation keeps 16 of them
-      // light (about 15 MB less each) at the cost of more, shorter scavenges.
+      // A worker holds a few small jobs at a time: a small young generation keeps 16
+      // of them light (about 15 MB less each) at the cost of more, shorter scavenges.
       execArgv: ['--max-semi-space-size=2'],
     });
     this.children.set(slot, child);

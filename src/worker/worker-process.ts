@@ -22,6 +22,8 @@ function send(message: ChildMessage): void {
 export interface WorkerProcessOptions {
   /** The limiter to use (default: the sliding-window SellerLimiter). The bench plugs in alternatives. */
   makeLimiter?: (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
+  /** BullMQ's own queue-wide limiter (the bench's `bullmq-limiter` peer); the product never sets it. */
+  queueLimiter?: { max: number; duration: number };
 }
 
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
@@ -90,6 +92,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
     maxStalledCount: 3,
     settings: { backoffStrategy: (attemptsMade: number) => backoffWithJitter(attemptsMade) },
+    ...(opts.queueLimiter ? { limiter: opts.queueLimiter } : {}),
     autorun: false,
   });
   worker.on('error', onRedisError);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PRIORITY, firstPriority, rowPriority } from '../../src/upload/fair-share.js';
+import { MAX_PRIORITY, SMALL_UPLOAD, firstPriority, rowPriority } from '../../src/upload/fair-share.js';
 import { PRIORITY } from '../../src/queue.js';
 
 describe('fair-share priorities', () => {
@@ -24,7 +24,12 @@ describe('fair-share priorities', () => {
 
   it('never goes past BullMQ\'s largest priority', () => {
     expect(firstPriority(MAX_PRIORITY, MAX_PRIORITY)).toBe(MAX_PRIORITY);
-    expect(rowPriority(MAX_PRIORITY - 2, 5)).toBe(MAX_PRIORITY);
-    expect(rowPriority(7, 3)).toBe(10);
+    expect(rowPriority(MAX_PRIORITY - 2, 5, 100)).toBe(MAX_PRIORITY);
+  });
+
+  it('spreads a big upload one row per round, and keeps a small one whole in its first round', () => {
+    expect([0, 1, 2].map((i) => rowPriority(7, i, 50))).toEqual([7, 8, 9]);
+    expect(Array.from({ length: SMALL_UPLOAD }, (_, i) => rowPriority(7, i, SMALL_UPLOAD))).toEqual(Array(SMALL_UPLOAD).fill(7));
+    expect(rowPriority(7, SMALL_UPLOAD, SMALL_UPLOAD + 1)).toBe(7 + SMALL_UPLOAD);
   });
 });

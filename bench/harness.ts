@@ -1,0 +1,242 @@
+/**
+ * What every bench scenario shares: the rule, the Bench (a pool of worker
+ * processes on a redis-server and a mock API, with the workers' event counts),
+ * sheets, and the readings of Redis and of processes. Scenarios live in
+ * bench/scenarios/, the comparison limiters in bench/peers/ and alt-limiters.ts.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { loadConfig, type Config } from '../src/config.js';
+import type { LoadedSheet } from '../src/excel/load-sheet.js';
+import { sampleProducts } from '../src/fixtures/build-sheet.js';
+import { QUEUE_NAME } from '../src/keys.js';
+import { createLogger } from '../src/logger.js';
+import type { MockRegistrationApi } from '../src/mock-api/server.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
+import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
+import type { RegistrationJob } from '../src/queue.js';
+import { WorkerPool } from '../src/worker/supervisor.js';
+import type { LimiterKind } from './alt-limiters.js';
+
+export type PoolKind = LimiterKind | 'by-seller';
+export type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob>; pids: () => number[] };
+
+export const RULE = { limit: 50, windowMs: 2000, guardMs: 100 };
+export const PROCESSES = 16;
+export const LIMITERS: LimiterKind[] = (process.env.BENCH_ONLY?.split(',') as LimiterKind[] | undefined) ?? ['sliding-window', 'rate-limiter-flexible', 'bottleneck', 'token-bucket', 'naive'];
+/** BENCH_SCENARIOS (comma-separated) runs only those scenarios, for working on one. */
+export const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
+/** BENCH_ROUNDS: how many default-limiter runs many-sellers makes, each followed by a bare run (2). */
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2) || 2);
+export const BENCH_DIR = join(PACKAGE_ROOT, 'bench');
+export const WORKER_ENTRY = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
+export const SCENARIO_TIMEOUT_MS = 150_000;
+
+export interface ScenarioResult {
+  name: string;
+  /** The limiter's name; for a library, a name that contains the library's. */
+  limiter: LimiterKind | 'none' | 'bare' | 'bullmq-limiter';
+  /** A library's name and version (the comparison peers). */
+  library?: string;
+  rows: number;
+  sellers: number;
+  processes: number;
+  limit: number;
+  windowMs: number;
+  guardMs: number;
+  registered: number;
+  tooMany: number;
+  maxInWindow: number;
+  spanRatio: number | null;
+  limiterCallsPerRow: number | null;
+  delaysPerRow: number | null;
+  redisCommandsPerRow: number | null;
+  smallSellerMs: number | null;
+  throughputRatio: number | null;
+  // capacity only
+  /** Jobs in flight over the pool (processes x WORKER_CONCURRENCY). */
+  concurrency?: number;
+  /** False when the run was stopped at its time limit; its figures cover what was registered. */
+  complete?: boolean;
+  rowsPerSec?: number;
+  firstRegistrationMs?: { p50: number; p99: number; max: number };
+  sellerSpanRatio?: { p50: number; p99: number };
+  /** INFO commandstats usec (time inside commands, scripts' inner commands counted again) per row. */
+  redisUsecPerRow?: number | null;
+  /** The redis-server process's CPU time (user + system, /proc) per row. */
+  redisCpuUsPerRow?: number | null;
+  /** redisCpuUsPerRow ÷ bare BullMQ's. */
+  redisProcessCpuRatio?: number | null;
+  /** The worker processes' CPU time per row. */
+  workerCpuUsPerRow?: number | null;
+  redisCpuRatio?: number | null;
+  peakRssMb?: number;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const benchStarted = Date.now();
+/** A progress line, stamped with the seconds since the bench started. */
+export const say = (line: string) => process.stdout.write(`[${((Date.now() - benchStarted) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+export const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+export const optimum = (n: number) => (Math.ceil(n / RULE.limit) - 1) * (RULE.windowMs + RULE.guardMs);
+
+export function sheetOf(prefix: string, count: number): LoadedSheet {
+  const products = sampleProducts(prefix, count);
+  return {
+    rows: count,
+    valid: products.map((product, i) => ({ row: i + 2, product })),
+    errors: [],
+    warnings: [],
+    raw: [],
+    file: `${prefix}.xlsx`,
+    sha256: createHash('sha256').update(`${prefix}:${count}:${randomBytes(8).toString('hex')}`).digest('hex'),
+  };
+}
+
+export async function commandCalls(redis: RedisClient): Promise<number> {
+  const info = await redis.info('commandstats');
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+}
+
+export function peakRssMb(pids: number[]): number {
+  let peak = 0;
+  for (const pid of pids) {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      // gone
+    }
+  }
+  return round(peak, 1);
+}
+
+/** CPU time (ms, user + system) the processes have used so far. */
+export function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    } catch {
+      // gone
+    }
+  }
+  return ticks * 10; // USER_HZ = 100
+}
+
+export class Bench {
+  readonly events = new Map<string, number>();
+  rssMb = 0;
+  workerPids: number[] = [];
+  redisPid = 0;
+
+  constructor(
+    readonly api: MockRegistrationApi,
+    readonly redisUrl: string,
+    readonly apiUrl: string,
+    /** Environment of every pool of this Bench (e.g. WORKER_CONCURRENCY). */
+    readonly poolEnv: Record<string, string> = {},
+  ) {}
+
+  count(event: string, seller: string): number {
+    return this.events.get(`${event}\t${seller}`) ?? 0;
+  }
+
+  configFor(kind: PoolKind, extra: Record<string, string> = {}): { config: Config; env: NodeJS.ProcessEnv } {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      REDIS_URL: this.redisUrl,
+      REDIS_CLUSTER_NODES: '',
+      REGISTRATION_API_URL: this.apiUrl,
+      RATE_LIMIT_MAX: String(RULE.limit),
+      RATE_LIMIT_WINDOW_MS: String(RULE.windowMs),
+      RATE_LIMIT_GUARD_MS: String(RULE.guardMs),
+      QUEUE_PREFIX: `{bench-${kind}}`,
+      BENCH_LIMITER: kind,
+      LOG_LEVEL: 'error',
+      LOG_PRETTY: '0',
+      SHUTDOWN_TIMEOUT_MS: '10000',
+      ...this.poolEnv,
+      ...extra,
+    };
+    return { config: loadConfig(env), env };
+  }
+
+  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}): Promise<T> {
+    const { config, env } = this.configFor(kind, extraEnv);
+    let ready = 0;
+    let allReady: () => void = () => undefined;
+    const readyP = new Promise<void>((r) => { allReady = r; });
+    const pool = new WorkerPool({
+      processes: PROCESSES, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
+      log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
+      onMessage: (_slot, m) => {
+        if (m.type === 'ready' && ++ready === PROCESSES) allReady();
+        if (m.type === 'events') for (const [event, seller, n] of m.counts) this.events.set(`${event}\t${seller}`, (this.events.get(`${event}\t${seller}`) ?? 0) + n);
+      },
+    });
+    pool.start();
+    const redis = createRedis(config, 'worker');
+    await redis.connect();
+    const connection = bullConnection(config, 'worker');
+    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+    try {
+      await Promise.race([readyP, sleep(60_000)]);
+      this.workerPids = pool.pids;
+      this.redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+      return await fn({ config, redis, queue, pids: () => pool.pids });
+    } finally {
+      this.rssMb = Math.max(this.rssMb, peakRssMb(pool.pids));
+      await queue.close();
+      connection.disconnect();
+      redis.disconnect();
+      await pool.stop();
+    }
+  }
+
+  async waitRegistered(targets: Record<string, number>): Promise<void> {
+    const deadline = Date.now() + SCENARIO_TIMEOUT_MS;
+    // cheap per-seller reads: the mock API serves requests in this same process
+    let waiting = Object.entries(targets);
+    for (;;) {
+      waiting = waiting.filter(([s, n]) => (this.api.sellerStats(s)?.registered ?? 0) < n);
+      if (waiting.length === 0) break;
+      if (Date.now() > deadline) {
+        const got = Object.fromEntries(waiting.slice(0, 10).map(([s]) => [s, this.api.sellerStats(s) ?? null]));
+        throw new Error(`bench: rows not registered within ${SCENARIO_TIMEOUT_MS / 1000} s: wanted ${JSON.stringify(targets).slice(0, 300)}, got ${JSON.stringify(got)}`);
+      }
+      await sleep(100);
+    }
+    await sleep(400); // let the workers' last event batches arrive
+  }
+
+  times(seller: string): number[] {
+    return [...(this.api.sellerStats(seller)?.times ?? [])].sort((a, b) => a - b);
+  }
+
+  sellerFigures(seller: string) {
+    const s = this.api.sellerStats(seller)!;
+    const t = this.times(seller);
+    const rows = s.registered;
+    const spanMs = t.length > 1 ? t.at(-1)! - t[0]! : 0;
+    return {
+      registered: s.registered, tooMany: s.tooMany, maxInWindow: s.maxArrivalsInWindow, spanMs, times: t,
+      calls: this.count('permit', seller), delays: this.count('delayed', seller), rows,
+    };
+  }
+}
+
+export function scenario(base: Partial<ScenarioResult> & Pick<ScenarioResult, 'name' | 'limiter' | 'rows' | 'sellers'>): ScenarioResult {
+  const { name, limiter, rows, sellers, ...rest } = base;
+  return {
+    name, limiter, rows, sellers, processes: PROCESSES, limit: RULE.limit, windowMs: RULE.windowMs, guardMs: RULE.guardMs,
+    registered: 0, tooMany: 0, maxInWindow: 0, spanRatio: null, limiterCallsPerRow: null, delaysPerRow: null,
+    redisCommandsPerRow: null, smallSellerMs: null, throughputRatio: null, ...rest,
+  };
+}
+

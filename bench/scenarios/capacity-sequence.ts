@@ -1,0 +1,86 @@
+/**
+ * The capacity scenario over every limiter, in one run: a pool of its own at the
+ * default concurrency against a mock API at 150-250 ms. Bare BullMQ runs before
+ * and after the default limiter, and every ratio divides by the mean of the two
+ * bare runs. BullMQ's own limiter is queue-wide, so it gets a pool of its own
+ * (the same processes and concurrency, with the Worker's `limiter` option) and a
+ * time limit: at L per W for the whole queue it would need 200 s for these rows.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../../src/dev/redis-server.js';
+import { MockRegistrationApi } from '../../src/mock-api/server.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { Bench, PROCESSES, RULE, round, say, type ScenarioResult } from '../harness.js';
+import { CAPACITY, capacityRun, idleCommandsPerSec, spanRatios, type CapacityLimiter, type CapacityRun } from './capacity.js';
+
+const versionOf = (pkg: string) => (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** BENCH_CONCURRENCY sets WORKER_CONCURRENCY for the capacity pools (default: the product's default). */
+const CONCURRENCY_ENV: Record<string, string> = process.env.BENCH_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.BENCH_CONCURRENCY } : {};
+/** BENCH_CAPACITY_PEERS: which peers run (comma-separated; default all). */
+const PEERS = process.env.BENCH_CAPACITY_PEERS?.split(',');
+const BULLMQ_LIMITER_TIME_MS = 20_000;
+
+export async function capacitySequence(redisUrl: string): Promise<{ results: ScenarioResult[]; idleCommandsPerSec: number }> {
+  const api = new MockRegistrationApi({ limit: RULE.limit, windowMs: RULE.windowMs, latencyMs: CAPACITY.latencyMs });
+  const port = await api.listen(await freePort());
+  const bench = new Bench(api, redisUrl, `http://127.0.0.1:${port}`, CONCURRENCY_ENV);
+  const concurrency = PROCESSES * bench.configFor('by-seller').config.workerConcurrency;
+  const runs: Array<{ limiter: CapacityLimiter; run: CapacityRun }> = [];
+  const log = (r: CapacityRun) => {
+    const x = r.result;
+    say(`  capacity ${x.limiter}: ${x.registered}/${x.rows} rows, ${x.rowsPerSec} rows/s, 429s ${x.tooMany}, first registration p50/p99/max ${x.firstRegistrationMs!.p50}/${x.firstRegistrationMs!.p99}/${x.firstRegistrationMs!.max} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisUsecPerRow} µs/row in commands, ${x.redisCpuUsPerRow} µs/row CPU, workers ${x.workerCpuUsPerRow} µs/row CPU, peak RSS ${x.peakRssMb} MB${x.complete ? '' : ' (stopped at the time limit)'}`);
+  };
+  let idle = 0;
+  try {
+    say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${concurrency} jobs in flight (${PROCESSES} processes) ...`);
+    await bench.withPool('by-seller', async (ctx) => {
+      // warm the fresh processes on both paths before measuring
+      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', concurrency, sellers: 30 });
+      await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', concurrency, sellers: 30 });
+      idle = await idleCommandsPerSec(ctx);
+      say(`  idle pool: ${idle} Redis commands/s`);
+      const sequence: Array<{ limiter: CapacityLimiter; kind: string; library?: string }> = [
+        { limiter: 'bare', kind: 'none' },
+        { limiter: 'sliding-window', kind: 'sliding-window' },
+        { limiter: 'bare', kind: 'none' },
+        { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` },
+        { limiter: 'bottleneck', kind: 'bottleneck', library: `bottleneck@${versionOf('bottleneck')}` },
+        { limiter: 'naive', kind: 'naive' },
+        { limiter: 'token-bucket', kind: 'token-bucket' },
+      ].filter((s) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter)) as never;
+      for (const [i, s] of sequence.entries()) {
+        const run = await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, concurrency, ...(s.library ? { library: s.library } : {}) });
+        runs.push({ limiter: s.limiter, run });
+        log(run);
+      }
+    }, { QUEUE_PREFIX: '{bench-capacity}' });
+    if (!PEERS || PEERS.includes('bullmq-limiter')) {
+      await bench.withPool('none', async (ctx) => {
+        const run = await capacityRun(bench, api, ctx, {
+          limiter: 'bullmq-limiter', sellerKind: 'none', tag: 'q-', concurrency, library: `bullmq@${versionOf('bullmq')}`, timeLimitMs: BULLMQ_LIMITER_TIME_MS,
+        });
+        runs.push({ limiter: 'bullmq-limiter', run });
+        log(run);
+      }, { QUEUE_PREFIX: '{bench-bullmq-limiter}', BENCH_QUEUE_LIMITER: `${RULE.limit}/${RULE.windowMs}` });
+    }
+  } finally {
+    await api.close();
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const bares = runs.filter((r) => r.limiter === 'bare').map((r) => r.run.result);
+  const bareRate = mean(bares.map((b) => b.rowsPerSec!));
+  const bareUsec = mean(bares.map((b) => b.redisUsecPerRow!));
+  const bareCpu = mean(bares.map((b) => b.redisCpuUsPerRow!));
+  const results = runs.filter((r, i) => r.limiter !== 'bare' || i === runs.findIndex((x) => x.limiter === 'bare')).map(({ limiter, run }) => ({
+    ...run.result,
+    ...(limiter === 'bare' ? { rowsPerSec: round(bareRate, 1), redisUsecPerRow: round(bareUsec, 1), redisCpuUsPerRow: round(bareCpu, 1) } : {}),
+    throughputRatio: round(limiter === 'bare' ? 1 : run.result.rowsPerSec! / bareRate),
+    redisCpuRatio: limiter === 'bare' ? 1 : run.result.redisUsecPerRow === null ? null : round(run.result.redisUsecPerRow! / bareUsec),
+    redisProcessCpuRatio: limiter === 'bare' ? 1 : run.result.redisCpuUsPerRow === null ? null : round(run.result.redisCpuUsPerRow! / bareCpu),
+    sellerSpanRatio: spanRatios(run.spans, bareRate),
+  }));
+  say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(' and ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
+  return { results, idleCommandsPerSec: idle };
+}

@@ -1,0 +1,194 @@
+/**
+ * `capacity`: the pool at a real API's latency (150-250 ms). 200 sellers x 50
+ * rows are uploaded at once, and a 7-row seller 1 s later, under the bench's
+ * rule (50 per 2 s, guard 100 ms). The rule allows every seller's 50 rows at
+ * once, so the pool, not the rule, sets the pace: what is measured is how many
+ * rows/s the pool carries against bare BullMQ at the same concurrency, and how
+ * fairly it shares them between sellers.
+ *
+ * Bare BullMQ enqueues plain jobs (no priority, no counters) and its processor
+ * makes the same HTTP call with no limiter and no counting. Every figure belongs
+ * to its own run: Redis's command statistics are reset before each run, and
+ * so is each worker's peak RSS (/proc/<pid>/clear_refs).
+ */
+import { writeFileSync } from 'node:fs';
+import type { MockRegistrationApi } from '../../src/mock-api/server.js';
+import { jobIdFor, jobOptions } from '../../src/queue.js';
+import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { Bench, RULE, cpuMs, round, sheetOf, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
+
+export const CAPACITY = { sellers: 200, rows: 50, smallRows: 7, smallAfterMs: 1000, latencyMs: { min: 150, max: 250 } } as const;
+
+/** The name a capacity run goes by in results.json (the peers' contain their library's name). */
+export type CapacityLimiter = 'sliding-window' | 'bare' | 'rate-limiter-flexible' | 'bottleneck' | 'bullmq-limiter' | 'naive' | 'token-bucket';
+
+export interface RedisStats {
+  calls: number;
+  usec: number;
+}
+
+export async function redisStats(ctx: Ctx): Promise<RedisStats> {
+  const info = await ctx.redis.info('commandstats');
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/calls=(\d+),usec=(\d+)/g)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { calls, usec };
+}
+
+/** Resets the peak RSS the kernel keeps for each process (VmHWM) to its current RSS. */
+function resetPeakRss(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    } catch {
+      // gone, or not allowed: the peak then covers the process's whole life
+    }
+  }
+}
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
+};
+
+export interface CapacityRun {
+  result: ScenarioResult;
+  /** Sellers' last registrations: for the span figure once bare's rate is known. */
+  spans: number[];
+}
+
+/**
+ * One capacity run on a running pool. `sellerKind` is the prefix that picks the
+ * limiter in a by-seller pool ('none' for bare BullMQ and BullMQ's own limiter).
+ * Stops waiting after `timeLimitMs` (a limiter too slow to finish in the bench's
+ * time); the figures then cover what was registered and say so (`complete`).
+ */
+export async function capacityRun(
+  bench: Bench, api: MockRegistrationApi, ctx: Ctx,
+  opts: { limiter: CapacityLimiter; sellerKind: string; tag: string; concurrency: number; library?: string; timeLimitMs?: number; sellers?: number },
+): Promise<CapacityRun> {
+  const count = opts.sellers ?? CAPACITY.sellers;
+  const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
+  const small = `${opts.sellerKind}--${opts.tag}small`;
+  const bare = opts.limiter === 'bare';
+  const deps = { redis: ctx.redis, queue: ctx.queue, config: ctx.config, now: Date.now };
+  const options = jobOptions(ctx.config);
+  const uploadedAt = new Map<string, number>();
+  const upload = async (seller: string, rows: number) => {
+    const sheet = sheetOf(seller, rows);
+    if (bare) {
+      // bare BullMQ: the same jobs, added first-come, with nothing of ours around them
+      const uploadId = sheet.sha256.slice(0, 24);
+      await ctx.queue.addBulk(sheet.valid.map(({ row, product }) => ({
+        name: 'register', data: { sellerId: seller, uploadId, row, product },
+        opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
+      })));
+    } else {
+      await enqueueUpload(deps, seller, sheet);
+    }
+    uploadedAt.set(seller, Date.now());
+  };
+
+  resetPeakRss(ctx.pids());
+  await ctx.redis.config('RESETSTAT');
+  if (process.env.BENCH_DEBUG) {
+    await ctx.redis.config('SET', 'slowlog-log-slower-than', '0');
+    await ctx.redis.config('SET', 'slowlog-max-len', '200000');
+    await ctx.redis.slowlog('RESET');
+  }
+  const cpu0 = { redis: cpuMs([bench.redisPid]), workers: cpuMs(ctx.pids()) };
+  const started = Date.now();
+  const uploads = Promise.all(sellers.map((s) => upload(s, CAPACITY.rows)));
+  await sleep(CAPACITY.smallAfterMs);
+  await upload(small, CAPACITY.smallRows);
+  await uploads;
+
+  const total = count * CAPACITY.rows + CAPACITY.smallRows;
+  const deadline = started + (opts.timeLimitMs ?? 150_000);
+  const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.registered ?? 0), 0);
+  while (registered() < total && Date.now() < deadline) await sleep(100);
+  const complete = registered() >= total;
+  const end = Date.now();
+  const stats = await redisStats(ctx);
+  const cpu = { redis: cpuMs([bench.redisPid]) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
+  if (process.env.BENCH_DEBUG) {
+    const top = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
+      .map((m) => ({ cmd: m[1], calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec).slice(0, 12);
+    const log = (await ctx.redis.slowlog('GET', 200000)) as Array<[number, number, number, string[]]>;
+    await ctx.redis.config('SET', 'slowlog-log-slower-than', '10000');
+    const by = new Map<string, { n: number; us: number }>();
+    for (const [, , us, args] of log) {
+      const k = args[0]!.toLowerCase().startsWith('eval') ? `${args[0]} ${String(args[1]).slice(0, 8)}` : String(args[0]);
+      const e = by.get(k) ?? { n: 0, us: 0 };
+      e.n++; e.us += us; by.set(k, e);
+    }
+    process.stdout.write(`    slowlog: ${[...by].sort((a, b) => b[1].us - a[1].us).slice(0, 10).map(([k, e]) => `${k} ${(e.n / total).toFixed(2)}x ${(e.us / e.n).toFixed(0)}µs`).join(', ')}\n`);
+    process.stdout.write(`    ${opts.limiter} commandstats per row: ${top.map((t) => `${t.cmd} ${(t.calls / total).toFixed(2)}x ${(t.usec / total).toFixed(0)}µs`).join(', ')}\n`);
+  }
+  const rss = peakRssMb(ctx.pids());
+  if (!complete) await ctx.queue.pause(); // the rest is not measured: stop feeding the pool
+
+  const figures = [...sellers, small].map((s) => api.sellerStats(s));
+  const times = figures.flatMap((f) => f?.times ?? []);
+  const last = complete ? Math.max(...times) : end;
+  const rowsDone = times.length;
+  // upload -> first registration; a seller with none yet counts the whole run (a lower bound)
+  const firsts = sellers.map((s) => {
+    const t = api.sellerStats(s)?.times ?? [];
+    return (t.length > 0 ? Math.min(...t) : end) - uploadedAt.get(s)!;
+  });
+  const spans = sellers.map((s) => {
+    const t = api.sellerStats(s)?.times ?? [];
+    return (t.length === CAPACITY.rows ? Math.max(...t) : end) - uploadedAt.get(s)!;
+  });
+  const smallTimes = api.sellerStats(small)?.times ?? [];
+  return {
+    spans,
+    result: scenario({
+      name: 'capacity', limiter: opts.limiter as ScenarioResult['limiter'], rows: total, sellers: count + 1,
+      ...(opts.library ? { library: opts.library } : {}),
+      concurrency: opts.concurrency, complete,
+      registered: figures.reduce((n, f) => n + (f?.registered ?? 0), 0),
+      tooMany: figures.reduce((n, f) => n + (f?.tooMany ?? 0), 0),
+      maxInWindow: Math.max(0, ...figures.map((f) => f?.maxArrivalsInWindow ?? 0)),
+      rowsPerSec: round(rowsDone / ((last - started) / 1000), 1),
+      firstRegistrationMs: { p50: Math.round(percentile(firsts, 50)), p99: Math.round(percentile(firsts, 99)), max: Math.round(Math.max(...firsts)) },
+      smallSellerMs: smallTimes.length === CAPACITY.smallRows ? Math.max(...smallTimes) - uploadedAt.get(small)! : null,
+      redisCommandsPerRow: rowsDone > 0 ? round(stats.calls / rowsDone, 1) : null,
+      redisUsecPerRow: rowsDone > 0 ? round(stats.usec / rowsDone, 1) : null,
+      redisCpuUsPerRow: rowsDone > 0 ? round((cpu.redis * 1000) / rowsDone, 1) : null,
+      workerCpuUsPerRow: rowsDone > 0 ? round((cpu.workers * 1000) / rowsDone, 1) : null,
+      peakRssMb: rss,
+    }),
+  };
+}
+
+/**
+ * Each seller's span (upload -> last registration) ÷ its optimum. With 50 rows
+ * under a rule of 50 per window the rule alone allows them at once, so the
+ * optimum is what a perfectly fair pool gives everyone when saturated: all of
+ * the scenario's rows at bare BullMQ's measured rate, every seller finishing at
+ * the end. 1.0 is a perfect fair share at bare speed; a first-come pool gives
+ * early sellers far less and late ones about 1.
+ */
+export function spanRatios(spans: number[], bareRowsPerSec: number): { p50: number; p99: number } {
+  const rows = CAPACITY.sellers * CAPACITY.rows + CAPACITY.smallRows;
+  const ruleOptimum = (Math.ceil(CAPACITY.rows / RULE.limit) - 1) * (RULE.windowMs + RULE.guardMs);
+  const optimum = Math.max(ruleOptimum, (rows / bareRowsPerSec) * 1000);
+  const ratios = spans.map((s) => s / optimum);
+  return { p50: round(percentile(ratios, 50)), p99: round(percentile(ratios, 99)) };
+}
+
+/** Commands per second Redis receives from an idle pool (no rows at all), over `ms`. */
+export async function idleCommandsPerSec(ctx: Ctx, ms = 10_000): Promise<number> {
+  await sleep(3000); // the last rows' completions and cleanup land first
+  await ctx.redis.config('RESETSTAT');
+  await sleep(ms);
+  const { calls } = await redisStats(ctx);
+  if (process.env.BENCH_DEBUG) process.stdout.write(`    idle: ${[...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}\n`);
+  // the reading itself (INFO) is one of them
+  return round((calls - 1) / (ms / 1000), 1);
+}
