@@ -29,10 +29,12 @@
   which still covers an entry moved up by less than 1 s; an answer that took
   longer (a stalled worker) has the TTLs checked and raised here.
 
-  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs }
+  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs }
     nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
     upload (the worker then logs a progress line), when the seller's next send
-    may go (see lib/next-permit.lua); otherwise -1.
+    may go (see lib/next-permit.lua); otherwise -1. With it, for the line's pace:
+    plannedAhead (rows holding a later slot) and recentSends/recentSpanMs (see
+    lib/next-permit.lua); otherwise -1.
 ]]
 --#include lib/seller-rule.lua
 --#include lib/next-permit.lua
@@ -81,10 +83,12 @@ end
 local total = tonumber(c[1] or '0')
 local registered, duplicate, failed = tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0')
 local done = registered + duplicate + failed
-local nextInMs = -1
+local nextInMs, ahead, recent = -1, -1, { -1, -1 }
 if ARGV[10] == '1' and counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
   local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
   local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
   nextInMs = nextPermitAt(planKey, sentKey, limit, window + tonumber(ARGV[8]), blockedUntil, now) - now
+  ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
+  recent = recentSends(sentKey, window + tonumber(ARGV[8]), now)
 end
-return { counted, total, registered, duplicate, failed, now, nextInMs }
+return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recent[1], recent[2] }

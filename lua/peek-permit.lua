@@ -4,9 +4,10 @@
   KEYS[1] plan, KEYS[2] sent, KEYS[3] limits, KEYS[4] blocked (see sliding-window.lua)
   ARGV[1] default limit L, ARGV[2] default window W (ms), ARGV[3] guard G (ms)
 
-  Returns { nextPermitInMs, limit, windowMs, plannedAhead }
+  Returns { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs }
     nextPermitInMs: see nextPermitAt in lib/next-permit.lua (0: at once).
     plannedAhead:   rows holding a slot later than now.
+    recentSends, recentSpanMs: see recentSends in lib/next-permit.lua.
 ]]
 --#include lib/seller-rule.lua
 --#include lib/next-permit.lua
@@ -20,4 +21,5 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local blocked = tonumber(redis.call('GET', blockedKey) or '0')
 local slot = nextPermitAt(planKey, sentKey, limit, span, blocked, now)
 local ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
-return { slot - now, limit, window, ahead }
+local recent = recentSends(sentKey, span, now)
+return { slot - now, limit, window, ahead, recent[1], recent[2] }

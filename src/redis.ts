@@ -30,7 +30,7 @@ export interface LuaCommands {
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
     member: string, sendId: string, row: number, outcome: string, detail: string,
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1,
-  ): Promise<[...Reply5, number, number]>;
+  ): Promise<[...Reply5, number, number, number, number, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/token-bucket.lua (bench comparison) */
@@ -39,7 +39,7 @@ export interface LuaCommands {
   peekPermit(
     plan: string, sent: string, limits: string, blocked: string,
     limit: number, windowMs: number, guardMs: number,
-  ): Promise<[number, number, number, number]>;
+  ): Promise<[number, number, number, number, number, number]>;
 }
 
 export type RedisClient = (Redis | Cluster) & LuaCommands;

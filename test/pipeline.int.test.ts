@@ -82,6 +82,8 @@ describe('upload -> worker processes -> registration API', () => {
     for (const step of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) expect(percents).toContain(step);
     expect(progress.some((p) => p.event === 'throttled' && p.nextPermitInMs > 0)).toBe(true);
     expect(progress.every((p) => typeof p.etaMs === 'number')).toBe(true);
+    // 150 rows at 20 per second on 4 idle processes: the rule, not the pool, sets S1's pace
+    expect(progress.filter((p) => p.event === 'throttled').every((p) => p.pace === 'rule')).toBe(true);
 
     const pids = workerPids(out);
     expect(pids.length).toBeGreaterThan(0);

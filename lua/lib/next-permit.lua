@@ -16,3 +16,10 @@ local function nextPermitAt(planKey, sentKey, limit, span, blockedUntil, now)
   end
   return math.max(now, lthAfter(planKey), lthAfter(sentKey), blockedUntil)
 end
+
+local function recentSends(sentKey, span, now)
+  local n = redis.call('ZCOUNT', sentKey, '(' .. (now - span), '+inf')
+  if n == 0 then return { 0, 0 } end
+  local oldest = redis.call('ZRANGEBYSCORE', sentKey, '(' .. (now - span), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return { n, math.max(0, now - tonumber(oldest[2])) }
+end

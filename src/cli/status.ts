@@ -52,7 +52,7 @@ export function formatStatus(report: StatusReport): string {
   const lines: string[] = [];
   for (const s of report.sellers) {
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
-    lines.push(`seller ${s.sellerId}  (${s.limit} per ${s.windowMs} ms, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)})`);
+    lines.push(`seller ${s.sellerId}  (${s.limit} per ${s.windowMs} ms, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, set by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
       const finished = u.registered + u.duplicate + u.failed;
       const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;

@@ -25,3 +25,37 @@ export function crossesDecile(done: number, total: number): boolean {
   if (total <= 0 || done <= 0) return false;
   return Math.floor((done * 10) / total) > Math.floor(((done - 1) * 10) / total);
 }
+
+/** What sets a seller's pace: its own rule, or the pool (every worker busy with other rows). */
+export type Pace = 'rule' | 'pool';
+
+export interface PaceInput {
+  /** Rows of the seller not finished yet. */
+  pending: number;
+  limit: number;
+  /** Window + guard (ms). */
+  spanMs: number;
+  /** When the seller's next send may go (0: at once). */
+  nextPermitInMs: number;
+  /** Rows already holding a later slot. */
+  plannedAhead: number;
+  /** The seller's sends within the last span, and how long ago the oldest of them left (ms). */
+  recentSends: number;
+  recentSpanMs: number;
+}
+
+/**
+ * The seller's ETA and what sets it. The rule sets the pace when the seller is
+ * throttled (a later permit, rows planned ahead) or already sends L per span.
+ * Otherwise its rows wait for a worker, not for a permit: the pool sets the
+ * pace, and the ETA comes from the rate the seller is actually served at over
+ * its recent sends (never shorter than the rule's). Pure; all times in ms.
+ */
+export function paceOf(p: PaceInput): { etaMs: number; pace: Pace } {
+  const byRule = etaMs(p.pending, p.limit, p.spanMs, p.nextPermitInMs);
+  if (p.pending <= 0 || p.nextPermitInMs > 0 || p.plannedAhead > 0 || p.recentSends >= p.limit) return { etaMs: byRule, pace: 'rule' };
+  // with fewer than 2 sends there is no rate yet: the rule's figure is a lower bound
+  if (p.recentSends < 2) return { etaMs: byRule, pace: 'pool' };
+  const perMs = p.recentSends / Math.max(p.recentSpanMs, 1000);
+  return { etaMs: Math.max(byRule, Math.ceil(p.pending / perMs)), pace: 'pool' };
+}

@@ -4,8 +4,8 @@
  * `"upload finished"` line per upload with the final counts.
  */
 import type { Logger } from '../logger.js';
-import type { UploadCounts } from '../rate-limit/limiter.js';
-import { crossesDecile, etaMs, formatDuration } from './eta.js';
+import type { SellerPace, UploadCounts } from '../rate-limit/limiter.js';
+import { crossesDecile, formatDuration, paceOf } from './eta.js';
 
 export interface Rate {
   limit: number;
@@ -13,9 +13,13 @@ export interface Rate {
   guardMs: number;
 }
 
-function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0) {
+function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace) {
   const done = c.registered + c.duplicate + c.failed;
-  const eta = etaMs(c.total - done, rate.limit, rate.windowMs + rate.guardMs, nextPermitInMs);
+  // without the seller's recent sends (a throttle event) the rule is what holds it
+  const { etaMs: eta, pace } = paceOf({
+    pending: c.total - done, limit: rate.limit, spanMs: rate.windowMs + rate.guardMs, nextPermitInMs,
+    plannedAhead: seller?.plannedAhead ?? 0, recentSends: seller?.recentSends ?? rate.limit, recentSpanMs: seller?.recentSpanMs ?? 0,
+  });
   return {
     sellerId,
     uploadId,
@@ -27,18 +31,19 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
     percent: c.total > 0 ? Math.floor((done * 100) / c.total) : 100,
     etaMs: eta,
     eta: formatDuration(eta),
+    pace,
     rate: `${rate.limit}/${rate.windowMs}ms`,
   };
 }
 
 /**
- * After a row was counted: a progress line at each 10 % step (its ETA from the
- * seller's rule and its next permit), a finished line at the end.
+ * After a row was counted: a progress line at each 10 % step (its ETA, and
+ * `pace`: whether the seller's rule or the pool sets it), a finished line at the end.
  */
-export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0): void {
+export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace): void {
   if (!log.isLevelEnabled('info')) return;
   const done = c.registered + c.duplicate + c.failed;
-  if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs), 'upload progress');
+  if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs, seller), 'upload progress');
   if (done === c.total) {
     log.info(
       { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed },

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
-import { etaMs } from './eta.js';
+import { paceOf, type Pace } from './eta.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -30,6 +30,8 @@ export interface SellerStatus {
   /** Rows already holding a later slot (waiting for a permit). */
   waitingForPermit: number;
   etaMs: number;
+  /** What sets the pace now: the seller's rule, or the pool (its rows wait for a worker). */
+  pace: Pace;
 }
 
 export interface StatusReport {
@@ -76,9 +78,12 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   for (const sellerId of [...new Set(uploads.map((u) => u.sellerId))].sort()) {
     const p = await limiter.peek(sellerId);
     const pending = uploads.filter((u) => u.sellerId === sellerId).reduce((s, u) => s + u.pending, 0);
+    const { etaMs, pace } = paceOf({
+      pending, limit: p.limit, spanMs: p.windowMs + config.rateLimitGuardMs, nextPermitInMs: pending > 0 ? p.nextPermitInMs : 0,
+      plannedAhead: p.plannedAhead, recentSends: p.recentSends ?? 0, recentSpanMs: p.recentSpanMs ?? 0,
+    });
     sellers.push({
-      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead,
-      etaMs: etaMs(pending, p.limit, p.windowMs + config.rateLimitGuardMs, pending > 0 ? p.nextPermitInMs : 0),
+      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead, etaMs, pace,
     });
   }
   return { uploads, sellers };
@@ -93,7 +98,7 @@ export function statusJson(report: StatusReport) {
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
-      waitingForPermit: s.waitingForPermit, etaMs: s.etaMs,
+      waitingForPermit: s.waitingForPermit, etaMs: s.etaMs, pace: s.pace,
     })),
   };
 }

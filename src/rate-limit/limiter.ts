@@ -57,6 +57,22 @@ export interface Completion extends UploadCounts {
    * seller's next send may go (for the progress line's ETA); otherwise undefined.
    */
   nextPermitInMs?: number;
+  /** With nextPermitInMs: what the progress line needs to tell the rule's pace from the pool's. */
+  pace?: SellerPace;
+}
+
+/** What tells whether a seller's rule or the pool sets its pace (progress/eta.ts paceOf). */
+export interface SellerPace {
+  plannedAhead: number;
+  recentSends: number;
+  recentSpanMs: number;
+}
+
+export interface PeekResult extends Partial<SellerPace> {
+  nextPermitInMs: number;
+  limit: number;
+  windowMs: number;
+  plannedAhead: number;
 }
 
 const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
@@ -99,8 +115,8 @@ export interface PermitLimiter {
   permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined>;
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
-  /** Read-only: when the seller's next send may go (for ETAs). */
-  peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }>;
+  /** Read-only: when the seller's next send may go, and its recent sends (for ETAs). */
+  peek(sellerId: string): Promise<PeekResult>;
 }
 
 /** Sends granted on a re-check, by send id -> grant time (Redis ms); a few in flight per process. */
@@ -193,7 +209,7 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
     const s = this.settings;
-    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs] = await this.redis.completeSend(
+    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1,
@@ -202,6 +218,7 @@ export class SellerLimiter implements PermitLimiter {
     return {
       counted: counted === 1, total, registered, duplicate, failed, redisNow,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,
+      pace: nextPermitInMs >= 0 ? { plannedAhead, recentSends, recentSpanMs } : undefined,
     };
   }
 
@@ -212,12 +229,12 @@ export class SellerLimiter implements PermitLimiter {
   }
 
   /** lua/peek-permit.lua: read-only; when a new row of the seller could be sent. */
-  async peek(sellerId: string): Promise<{ nextPermitInMs: number; limit: number; windowMs: number; plannedAhead: number }> {
+  async peek(sellerId: string): Promise<PeekResult> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    const [nextPermitInMs, limit, windowMs, plannedAhead] = await this.redis.peekPermit(
+    const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.peekPermit(
       k.plan, k.sent, k.limits, k.blocked, s.limit, s.windowMs, s.guardMs,
     );
-    return { nextPermitInMs, limit, windowMs, plannedAhead };
+    return { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs };
   }
 }

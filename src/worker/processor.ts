@@ -172,7 +172,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
-      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0);
+      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0, counts.pace);
     });
     if (!deps.countAhead) {
       await counting;

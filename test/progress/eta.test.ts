@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crossesDecile, etaMs, formatDuration } from '../../src/progress/eta.js';
+import { crossesDecile, etaMs, formatDuration, paceOf } from '../../src/progress/eta.js';
 import { backoffWithJitter } from '../../src/worker/processor.js';
 
 describe('eta', () => {
@@ -27,5 +27,26 @@ describe('backoff', () => {
     expect(backoffWithJitter(1, () => 1)).toBe(1000);
     expect(backoffWithJitter(3, () => 1)).toBe(4000);
     expect(backoffWithJitter(20, () => 1)).toBe(30_000);
+  });
+});
+
+describe('paceOf', () => {
+  const base = { pending: 40, limit: 100, spanMs: 60_500, nextPermitInMs: 0, plannedAhead: 0, recentSends: 10, recentSpanMs: 5000 };
+  it('says the rule sets the pace when the seller is throttled or sends at its limit', () => {
+    expect(paceOf({ ...base, nextPermitInMs: 3000 })).toEqual({ etaMs: 3000, pace: 'rule' });
+    expect(paceOf({ ...base, plannedAhead: 5, pending: 150, nextPermitInMs: 100 })).toEqual({ etaMs: 100 + 60_500, pace: 'rule' });
+    expect(paceOf({ ...base, recentSends: 100 }).pace).toBe('rule');
+  });
+  it('says the pool sets the pace when rows wait for a worker, with an ETA from the rate the seller is served at', () => {
+    // 10 sends in the last 5 s: 2 rows/s, 40 rows left
+    expect(paceOf(base)).toEqual({ etaMs: 20_000, pace: 'pool' });
+    // not yet a rate: the rule's figure, as a lower bound
+    expect(paceOf({ ...base, recentSends: 1 })).toEqual({ etaMs: 0, pace: 'pool' });
+  });
+  it('never promises more than the rule allows', () => {
+    expect(paceOf({ ...base, pending: 500, recentSends: 99, recentSpanMs: 1000 }).etaMs).toBe(4 * 60_500);
+  });
+  it('is 0 with nothing pending', () => {
+    expect(paceOf({ ...base, pending: 0 })).toEqual({ etaMs: 0, pace: 'rule' });
   });
 });

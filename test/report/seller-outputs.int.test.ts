@@ -94,9 +94,11 @@ describe('seller and operator outputs', () => {
     expect(watch.code).toBe(0);
     const lines = watch.stdout.trim().split('\n');
     expect(lines.length).toBeGreaterThan(2);
-    for (const l of lines) expect(l).toMatch(/^\d\d:\d\d:\d\d TIER [0-9a-f]{8} \d+\/8 registered \d+ duplicate 0 failed 0 pending \d+ \| \d+\/min \(limit 2\/1s\) \| (next permit in \d+s|sending|done) \| ETA \d+s$/);
+    for (const l of lines) expect(l).toMatch(/^\d\d:\d\d:\d\d TIER [0-9a-f]{8} \d+\/8 registered \d+ duplicate 0 failed 0 pending \d+ \| \d+\/min \(limit 2\/1s\) \| (next permit in \d+s|sending|done) \| ETA \d+s( \((rule|pool) sets the pace\))?$/);
     expect(lines.at(-1)).toContain('8/8');
     expect(lines.some((l) => l.includes('next permit in'))).toBe(true);
+    // 2 per second for 8 rows on an idle pool: the rule holds this seller back
+    expect(lines.some((l) => l.includes('(rule sets the pace)'))).toBe(true);
 
     const stats = await stage.stats();
     expect(stats.sellers.TIER).toMatchObject({ registered: 8, tooMany: 0 });

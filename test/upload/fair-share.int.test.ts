@@ -14,6 +14,7 @@ import { createRedis } from '../../src/redis.js';
 import type { RegistrationJob } from '../../src/queue.js';
 import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { readStatus } from '../../src/progress/status.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 
 let stage: Stage;
@@ -55,6 +56,11 @@ describe('fair share of a saturated pool', () => {
         if ((totals.registered ?? 0) >= 60) break;
         await new Promise((r) => setTimeout(r, 20));
       }
+      // 1000 per second allowed, 2 requests in flight: the pool sets every waiting seller's pace
+      const busy = await readStatus(redis, config);
+      const waiting = busy.sellers.filter((s) => s.etaMs > 0);
+      expect(waiting.length).toBeGreaterThan(0);
+      expect(waiting.every((s) => s.pace === 'pool')).toBe(true);
       const lateAt = Date.now();
       await enqueueUpload(deps, 'LATE', sheetOf('LATE', 3));
 
