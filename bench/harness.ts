@@ -131,6 +131,8 @@ export function cpuMs(pids: number[]): number {
 
 export class Bench {
   readonly events = new Map<string, number>();
+  /** Each worker slot's latest jobs-at-once, as it reports with its events. */
+  readonly concurrency = new Map<number, number>();
   rssMb = 0;
   workerPids: number[] = [];
   redisPid = 0;
@@ -142,6 +144,11 @@ export class Bench {
     /** Environment of every pool of this Bench (e.g. WORKER_CONCURRENCY). */
     readonly poolEnv: Record<string, string> = {},
   ) {}
+
+  /** Jobs in flight the pool allows now: the sum of its processes' concurrency. */
+  poolConcurrency(): number {
+    return [...this.concurrency.values()].reduce((a, b) => a + b, 0);
+  }
 
   count(event: string, seller: string): number {
     return this.events.get(`${event}\t${seller}`) ?? 0;
@@ -175,8 +182,9 @@ export class Bench {
     const pool = new WorkerPool({
       processes: PROCESSES, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
-      onMessage: (_slot, m) => {
+      onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === PROCESSES) allReady();
+        if (m.type === 'events' && m.concurrency !== undefined) this.concurrency.set(slot, m.concurrency);
         if (m.type === 'events') for (const [event, seller, n] of m.counts) this.events.set(`${event}\t${seller}`, (this.events.get(`${event}\t${seller}`) ?? 0) + n);
       },
     });

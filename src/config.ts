@@ -70,9 +70,11 @@ const schema = z.object({
   RATE_LIMIT_WINDOW_MS: intIn(1, 86_400_000, 'a whole number of milliseconds from 1 to 86400000').default(60_000),
   RATE_LIMIT_GUARD_MS: intIn(0, 60_000, 'a whole number of milliseconds from 0 to 60000').default(500),
   WORKER_PROCESSES: intIn(1, 256, 'a whole number of processes from 1 to 256').default(16),
-  // measured (README, "Sizing the pool"): 16 x 8 = 128 requests in flight carry the
-  // 2-core machine to its CPU limit at 150-250 ms answers, at ~105 MB per process
-  WORKER_CONCURRENCY: intIn(1, 100, 'a whole number of jobs from 1 to 100').default(8),
+  // `auto` (measured, README "Sizing the pool"): each process follows the API's answer
+  // time, 1 slot per 25 ms between 1 and 8 (worker/adaptive-concurrency.ts); a number fixes it
+  WORKER_CONCURRENCY: z
+    .union([z.literal('auto'), intIn(1, 100, 'auto or a whole number of jobs from 1 to 100')], { message: 'expected auto or a whole number of jobs from 1 to 100' })
+    .default('auto'),
   API_TIMEOUT_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(10_000),
   MAX_ATTEMPTS: intIn(1, 100, 'a whole number of attempts from 1 to 100').default(5),
   QUEUE_PREFIX: z
@@ -99,7 +101,8 @@ export type Config = Readonly<{
   rateLimitWindowMs: number;
   rateLimitGuardMs: number;
   workerProcesses: number;
-  workerConcurrency: number;
+  /** Jobs per process at once, or `auto`: adapted to the API's answer time (worker/adaptive-concurrency.ts). */
+  workerConcurrency: number | 'auto';
   apiTimeoutMs: number;
   maxAttempts: number;
   queuePrefix: string;

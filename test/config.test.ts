@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({
       redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: [], apiUrl: 'http://127.0.0.1:3000',
       rateLimitMax: 100, rateLimitWindowMs: 60_000, rateLimitGuardMs: 500, workerProcesses: 16,
-      workerConcurrency: 8, apiTimeoutMs: 10_000, maxAttempts: 5, queuePrefix: '{bulk-register}', logLevel: 'info', mockApiPort: 3000,
+      workerConcurrency: 'auto', apiTimeoutMs: 10_000, maxAttempts: 5, queuePrefix: '{bulk-register}', logLevel: 'info', mockApiPort: 3000,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -26,7 +26,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   const api = new MockRegistrationApi({ limit: RULE.limit, windowMs: RULE.windowMs, latencyMs: CAPACITY.latencyMs });
   const port = await api.listen(await freePort());
   const bench = new Bench(api, redisUrl, `http://127.0.0.1:${port}`, CONCURRENCY_ENV);
-  const concurrency = PROCESSES * bench.configFor('by-seller').config.workerConcurrency;
+  const configured = bench.configFor('by-seller').config.workerConcurrency;
   const runs: Array<{ limiter: CapacityLimiter; run: CapacityRun }> = [];
   const log = (r: CapacityRun) => {
     const x = r.result;
@@ -34,11 +34,11 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   };
   let idle = 0;
   try {
-    say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${concurrency} jobs in flight (${PROCESSES} processes) ...`);
+    say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
     await bench.withPool('by-seller', async (ctx) => {
       // warm the fresh processes on both paths before measuring
-      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', concurrency, sellers: 30 });
-      await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', concurrency, sellers: 30 });
+      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', sellers: 30 });
+      await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', sellers: 30 });
       idle = await idleCommandsPerSec(ctx);
       say(`  idle pool: ${idle} Redis commands/s`);
       const sequence: Array<{ limiter: CapacityLimiter; kind: string; library?: string }> = [
@@ -51,7 +51,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         { limiter: 'token-bucket', kind: 'token-bucket' },
       ].filter((s) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter)) as never;
       for (const [i, s] of sequence.entries()) {
-        const run = await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, concurrency, ...(s.library ? { library: s.library } : {}) });
+        const run = await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, ...(s.library ? { library: s.library } : {}) });
         runs.push({ limiter: s.limiter, run });
         log(run);
       }
@@ -59,7 +59,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
       await bench.withPool('none', async (ctx) => {
         const run = await capacityRun(bench, api, ctx, {
-          limiter: 'bullmq-limiter', sellerKind: 'none', tag: 'q-', concurrency, library: `bullmq@${versionOf('bullmq')}`, timeLimitMs: BULLMQ_LIMITER_TIME_MS,
+          limiter: 'bullmq-limiter', sellerKind: 'none', tag: 'q-', library: `bullmq@${versionOf('bullmq')}`, timeLimitMs: BULLMQ_LIMITER_TIME_MS,
         });
         runs.push({ limiter: 'bullmq-limiter', run });
         log(run);

@@ -68,7 +68,7 @@ export interface CapacityRun {
  */
 export async function capacityRun(
   bench: Bench, api: MockRegistrationApi, ctx: Ctx,
-  opts: { limiter: CapacityLimiter; sellerKind: string; tag: string; concurrency: number; library?: string; timeLimitMs?: number; sellers?: number },
+  opts: { limiter: CapacityLimiter; sellerKind: string; tag: string; library?: string; timeLimitMs?: number; sellers?: number },
 ): Promise<CapacityRun> {
   const count = opts.sellers ?? CAPACITY.sellers;
   const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
@@ -109,7 +109,12 @@ export async function capacityRun(
   const total = count * CAPACITY.rows + CAPACITY.smallRows;
   const deadline = started + (opts.timeLimitMs ?? 150_000);
   const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.registered ?? 0), 0);
-  while (registered() < total && Date.now() < deadline) await sleep(100);
+  // jobs in flight over the pool: the most its processes allowed at once during the run
+  let concurrency = 0;
+  while (registered() < total && Date.now() < deadline) {
+    concurrency = Math.max(concurrency, bench.poolConcurrency());
+    await sleep(100);
+  }
   const complete = registered() >= total;
   const end = Date.now();
   const stats = await redisStats(ctx);
@@ -150,7 +155,7 @@ export async function capacityRun(
     result: scenario({
       name: 'capacity', limiter: opts.limiter as ScenarioResult['limiter'], rows: total, sellers: count + 1,
       ...(opts.library ? { library: opts.library } : {}),
-      concurrency: opts.concurrency, complete,
+      concurrency, complete,
       registered: figures.reduce((n, f) => n + (f?.registered ?? 0), 0),
       tooMany: figures.reduce((n, f) => n + (f?.tooMany ?? 0), 0),
       maxInWindow: Math.max(0, ...figures.map((f) => f?.maxArrivalsInWindow ?? 0)),

@@ -14,6 +14,7 @@ import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorE
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 import { createWakeKicker } from './wake-kick.js';
+import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
 
 function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
@@ -55,11 +56,26 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       const [event, sellerId] = k.split('\t') as [ProcessorEvent, string];
       return [event, sellerId, n] as [ProcessorEvent, string, number];
     });
-    send({ type: 'events', counts: batch, waitsMs: waits.splice(0) });
+    send({ type: 'events', counts: batch, waitsMs: waits.splice(0), ...(worker ? { concurrency: worker.concurrency } : {}) });
     counts.clear();
   };
   setInterval(flush, 250).unref();
-  const api = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
+  const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
+  // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
+  const answerTime = new AnswerTime();
+  let worker: Worker<RegistrationJob, ProcessResult> | undefined;
+  const api: typeof client = config.workerConcurrency !== 'auto' ? client : {
+    close: () => client.close(),
+    async register(...args) {
+      const started = performance.now();
+      try {
+        return await client.register(...args);
+      } finally {
+        const slots = concurrencyFor(answerTime.observe(performance.now() - started));
+        if (worker && worker.concurrency !== slots) worker.concurrency = slots;
+      }
+    },
+  };
   // On a single Redis the worker's BullMQ commands share the limiter's connection,
   // so a row's count always reaches Redis before its job is finished (countAhead).
   const cluster = config.redisClusterNodes.length > 0;
@@ -82,10 +98,10 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   });
 
   const connection = cluster ? bullConnection(config, 'worker') : redis;
-  const worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
+  worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
     connection,
     prefix: config.queuePrefix,
-    concurrency: config.workerConcurrency,
+    concurrency: config.workerConcurrency === 'auto' ? 1 : config.workerConcurrency,
     // Recovery from a killed process in seconds: the lock lapses after lockDuration,
     // and the stalled check (every lockDuration / 2) moves the job back to wait.
     lockDuration: config.lockDurationMs,
