@@ -6,11 +6,14 @@
  * One pool of 16 processes picks each seller's limiter by its name. The default
  * limiter runs single-500, three-sellers (500, 230, and 7 rows uploaded while the
  * big one is throttled) and single-2000 alone; the comparison limiters run
- * single-500 and three-sellers side by side; then many-sellers (1,000 x 5 rows,
- * no throttling) runs in rounds against bare BullMQ (no limiter).
+ * single-500 and three-sellers side by side (bottleneck alone); then many-sellers
+ * (1,000 x 5 rows, no throttling) runs in rounds against bare BullMQ (no limiter).
+ * Last, capacity (scenarios/capacity*.ts) runs every limiter, BullMQ's own included,
+ * at a real API's latency on pools of its own.
  *
  * For working on one part: BENCH_ONLY (limiters), BENCH_SCENARIOS, BENCH_ROUNDS
- * (default-limiter runs in many-sellers, 2) and BENCH_DEBUG (window timings).
+ * (default-limiter runs in many-sellers, 2), BENCH_CONCURRENCY and
+ * BENCH_CAPACITY_PEERS (capacity), and BENCH_DEBUG (window timings, Redis detail).
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -22,6 +25,7 @@ import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
+import { CAPACITY } from './scenarios/capacity.js';
 import {
   BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, cpuMs, median, optimum, round, say, scenario, sheetOf, sleep,
   type Ctx, type ScenarioResult,
@@ -217,8 +221,11 @@ ${legend.join('\n')}
 `;
 }
 
-function markdown(results: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string): string {
+function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
+  const results = all.filter((r) => r.name !== 'capacity');
+  const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
+    `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at 20 s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
   const rows = results.map((r) =>
     `| ${r.name} | ${r.limiter} | ${r.rows} | ${r.registered} | **${r.tooMany}** | ${r.maxInWindow} | ${cell(r.spanRatio)} | ${cell(r.limiterCallsPerRow)} | ${cell(r.delaysPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.throughputRatio)} |`);
   return `# Bench results
@@ -236,15 +243,39 @@ ${rows.join('\n')}
 - peak RSS of a worker process: **${workerRssMb} MB**
 
 ![registrations over time](registrations.svg)
+${capacity.length === 0 ? '' : `
+## capacity: the pool at a real API's latency
 
+The mock API answers in 150–250 ms; ${CAPACITY.sellers} sellers × ${CAPACITY.rows} rows are uploaded at once and a
+${CAPACITY.smallRows}-row seller ${CAPACITY.smallAfterMs} ms later, under the same rule (which allows each seller's 50 rows at
+once: the pool sets the pace). Each limiter runs alone on a pool of ${PROCESSES} processes at the default
+WORKER_CONCURRENCY; bare BullMQ runs before and after the default, and every ratio divides by the mean of the
+two. BullMQ's queue-wide limiter gets a pool of its own and is stopped after 20 s.
+
+| limiter | jobs in flight | registered | 429s | rows/s | ÷ bare | upload → first registration p50 / p99 / max | seller span ÷ optimum p50 / p99 | small seller done after upload | Redis µs/row in commands (÷ bare) | Redis CPU µs/row (÷ bare) | worker peak RSS MB |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${capacity.join('\n')}
+
+- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
+- Span ÷ optimum: a seller's upload → last registration ÷ the time a perfectly fair pool at bare BullMQ's
+  measured rate needs for all the scenario's rows (with the pool saturated, a fair share finishes everyone at
+  the end; the rule alone would allow each seller's 50 rows at once). A first-come pool gives early sellers
+  much less and late ones about 1.
+- "Redis µs/row in commands" is INFO commandstats usec: time inside commands, with a script's inner commands
+  counted again, and wall time, so a script preempted on this busy 2-core machine counts its wait too.
+  "Redis CPU" is the redis-server process's user + system time (/proc), which includes the socket work.
+`}
 Notes on reading the table:
 - Every scenario runs on the same pool of ${PROCESSES} processes, warmed first
   with 1,500 unthrottled rows; each seller's limiter is chosen by its name. The default limiter's scenarios each run
-  alone. The three comparison limiters run their single-500 and three-sellers
-  side by side (to keep the bench under 5 minutes): their span ratios include
+  alone. The comparison limiters run their single-500 and three-sellers
+  side by side (to keep the bench under 10 minutes): their span ratios include
   that contention; their 429s, calls and delays do not depend on it.
 - "Redis commands/row" is from INFO commandstats over the scenario (commands
-  inside scripts included; over all concurrent scenarios for the comparisons).
+  inside scripts included). Side by side, no count belongs to one limiter, so
+  none is given; capacity measures each limiter's Redis cost in its own run.
+- bottleneck holds a throttled row inside its worker (its queue lives in the
+  process), so it makes one call per row and no delays, and holds a slot meanwhile.
 - many-sellers runs last, on the warm pool. Every limiter run sits between two
   runs of bare BullMQ (the same processor and HTTP call, no limiter and no
   counting): bare, then default and bare in turn (${ROUNDS} times), each comparison, bare.
@@ -290,14 +321,16 @@ async function main(): Promise<void> {
         if (r.chart.length > 0) chart.push({ name: 'sliding-window', times: r.chart, color: colors['sliding-window']! });
         report(r.results);
       }
-      const others = LIMITERS.filter((k) => k !== 'sliding-window');
-      if (others.length > 0 && throttled(others[0]!).length > 0) {
-        // side by side, to keep the bench short
-        say(`bench: ${others.join(', ')} side by side: ${throttled(others[0]!).join(', ')} ...`);
+      // side by side, to keep the bench short; bottleneck alone, since it holds throttled
+      // rows inside the workers and would hold the other limiters' rows back with them
+      const groups = [LIMITERS.filter((k) => k !== 'sliding-window' && k !== 'bottleneck'), LIMITERS.filter((k) => k === 'bottleneck')];
+      for (const others of groups) {
+        if (others.length === 0 || throttled(others[0]!).length === 0) continue;
+        say(`bench: ${others.join(', ')}${others.length > 1 ? ' side by side' : ''}: ${throttled(others[0]!).join(', ')} ...`);
         const rs = await Promise.all(others.map((k) => throttledScenarios(bench, k, throttled(k), ctx)));
         // side by side, one Redis serves them all: no command count belongs to one of
         // them (capacity measures each limiter's Redis cost in a run of its own)
-        for (const r of rs.flatMap((x) => x.results)) r.redisCommandsPerRow = null;
+        if (others.length > 1) for (const r of rs.flatMap((x) => x.results)) r.redisCommandsPerRow = null;
         rs.forEach((r, i) => {
           results.push(...r.results);
           if (r.chart.length > 0) chart.push({ name: others[i]!, times: r.chart, color: colors[others[i]!]! });
@@ -320,9 +353,9 @@ async function main(): Promise<void> {
     }
     const uploadMs500 = await uploadWallMs(redisServer.url);
     say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
-    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb, idleCommandsPerSec }, null, 2)}\n`);
+    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb, idleCommandsPerSec, elapsedS: Math.round((Date.now() - startedAt) / 1000), throughputNote }, null, 2)}\n`);
     writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
-    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(results, uploadMs500, bench.rssMb, (Date.now() - startedAt) / 1000, throughputNote));
+    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(results, uploadMs500, bench.rssMb, (Date.now() - startedAt) / 1000, throughputNote, idleCommandsPerSec));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {
     await api.close();

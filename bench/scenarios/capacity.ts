@@ -188,7 +188,7 @@ export function spanRatios(spans: number[], bareRowsPerSec: number): { p50: numb
 }
 
 /** Commands per second Redis receives from an idle pool (no rows at all), over `ms`. */
-export async function idleCommandsPerSec(ctx: Ctx, ms = 10_000): Promise<number> {
+export async function idleCommandsPerSec(ctx: Ctx, ms = 6_000): Promise<number> {
   await sleep(3000); // the last rows' completions and cleanup land first
   await ctx.redis.config('RESETSTAT');
   await sleep(ms);
