@@ -4,6 +4,7 @@ import { UploadRejected } from '../excel/errors.js';
 import { stripControls } from '../excel/parse-products.js';
 import { maskUrl } from '../logger.js';
 import { RedisUnavailable } from '../redis.js';
+import { RedisMisconfigured } from '../redis-checks.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, someInvalid: 3 } as const;
 
@@ -21,7 +22,7 @@ export function fail(err: unknown): never {
     process.stderr.write(`error: ${safeText(err.message)}\n`);
     process.exit(EXIT.usage);
   }
-  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable;
+  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured;
   const message = err instanceof Error ? err.message : String(err);
   const sentence = known ? message : `unexpected error: ${message}`;
   process.stderr.write(`${safeText(sentence.charAt(0).toUpperCase() + sentence.slice(1))}\n`);

@@ -56,7 +56,8 @@ program
   .requiredOption('--seller <id>', 'the seller the products belong to')
   .option('--dry-run', 'validate only; enqueue nothing')
   .option('--json', 'print one JSON object on stdout')
-  .action((file: string, opts: { seller: string; dryRun?: boolean; json?: boolean }) =>
+  .option('--strict', 'refuse to enqueue when Redis may evict keys (maxmemory-policy other than noeviction)')
+  .action((file: string, opts: { seller: string; dryRun?: boolean; json?: boolean; strict?: boolean }) =>
     run(() => uploadCommand(file, opts, configWith())),
   );
 
@@ -65,11 +66,12 @@ program
   .description('run the worker pool until SIGINT/SIGTERM, then drain and exit 0')
   .addOption(new Option('--processes <n>', 'worker processes (default WORKER_PROCESSES, 16)').argParser(wholeNumber('--processes', 1, 256)))
   .addOption(new Option('--concurrency <c>', 'jobs per process at once (default WORKER_CONCURRENCY, auto: 1 to 8 from the API answer time)').argParser(wholeNumber('--concurrency', 1, 100)))
-  .action((opts: { processes?: number; concurrency?: number }) =>
+  .option('--strict', 'refuse to start when Redis may evict keys (maxmemory-policy other than noeviction)')
+  .action((opts: { processes?: number; concurrency?: number; strict?: boolean }) =>
     run(async () => {
       const config = configWith({ WORKER_PROCESSES: opts.processes, WORKER_CONCURRENCY: opts.concurrency });
       const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'pool' });
-      return workersCommand(config, log);
+      return workersCommand(config, log, { strict: opts.strict });
     }),
   );
 

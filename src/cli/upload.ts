@@ -8,11 +8,14 @@ import { bullConnection, connectChecked, createRedis } from '../redis.js';
 import type { RegistrationJob } from '../queue.js';
 import { enqueueUpload, uploadIdFor } from '../upload/enqueue-upload.js';
 import { EXIT, UsageError, safeText } from './exit.js';
+import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
 
 export interface UploadFlags {
   seller: string;
   dryRun?: boolean;
   json?: boolean;
+  /** Refuse to enqueue into a Redis that may evict keys. */
+  strict?: boolean;
 }
 
 export async function uploadCommand(file: string, flags: UploadFlags, config: Config): Promise<number> {
@@ -26,6 +29,14 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
   if (!flags.dryRun && sheet.valid.length > 0) {
     const redis = createRedis(config, 'cli');
     await connectChecked(redis, config);
+    try {
+      const findings = await checkRedisSettings(redis);
+      for (const f of findings) process.stderr.write(`warning: ${safeText(f.message)}\n`);
+      refuseIfStrict(findings, Boolean(flags.strict));
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
     const connection = bullConnection(config, 'cli');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
     try {

@@ -6,8 +6,9 @@ import type { Logger } from '../logger.js';
 import { bullConnection, createRedis, describeRedis } from '../redis.js';
 import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
+import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
 
-export async function workersCommand(config: Config, log: Logger): Promise<number> {
+export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
   const redis = createRedis(config, 'worker');
   let lastWarn = 0;
@@ -18,6 +19,26 @@ export async function workersCommand(config: Config, log: Logger): Promise<numbe
     }
   });
   redis.connect().catch(() => undefined);
+  // Redis's settings, read once it first answers: warnings, or under --strict a refusal before any worker starts
+  const checked = new Promise<void>((resolve, reject) => {
+    redis.once('ready', () => {
+      checkRedisSettings(redis, { persistence: true }).then((findings) => {
+        for (const f of findings) log.warn({ check: f.kind }, f.message);
+        refuseIfStrict(findings, Boolean(opts.strict));
+        resolve();
+      }).catch(reject);
+    });
+  });
+  if (opts.strict) {
+    try {
+      await checked;
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
+  } else {
+    checked.catch((err: Error) => log.warn({ err }, 'could not check Redis settings'));
+  }
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
   const queue = new Queue(QUEUE_NAME, { connection, prefix: config.queuePrefix });

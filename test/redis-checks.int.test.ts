@@ -1,0 +1,64 @@
+/**
+ * Start-up checks of Redis's settings, with real processes against redis-servers
+ * started with the settings in question.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { baseEnv, runCli, startCli } from './helpers/cli.js';
+import { startRedis, type TestRedis } from './helpers/redis-server.js';
+import { FIXTURES_DIR } from '../src/paths.js';
+
+let redis: TestRedis | undefined;
+afterEach(async () => {
+  await redis?.stop();
+  redis = undefined;
+});
+
+const sheet = join(FIXTURES_DIR, 'seller-c-7.xlsx');
+const envFor = (r: TestRedis) => baseEnv({ REDIS_URL: r.url, QUEUE_PREFIX: '{checks}', REGISTRATION_API_URL: 'http://127.0.0.1:9' });
+
+describe('Redis settings at start-up', () => {
+  it('upload warns about an evicting Redis, and with --strict refuses and enqueues nothing', async () => {
+    redis = await startRedis(['--maxmemory-policy', 'allkeys-lru']);
+    const env = envFor(redis);
+    const warned = await runCli(['upload', sheet, '--seller', 'W1', '--json'], env);
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/warning: Redis has maxmemory-policy allkeys-lru: .*set maxmemory-policy noeviction\./);
+    expect(JSON.parse(warned.stdout).enqueued).toBe(7);
+
+    const refused = await runCli(['upload', sheet, '--seller', 'W2', '--strict'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--strict refuses to start\.\n$/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(await redis.client().keys('checks:up:{W2}*')).toEqual([]);
+  });
+
+  it('workers warn about eviction and a Redis that keeps nothing on disk; --strict refuses before any worker starts', async () => {
+    redis = await startRedis(['--maxmemory-policy', 'volatile-lru']);
+    const env = envFor(redis);
+    const pool = startCli(['workers', '--processes', '1'], env);
+    await pool.waitFor(/keeps nothing on disk/);
+    expect(pool.output()).toMatch(/maxmemory-policy volatile-lru/);
+    expect(await pool.stop('SIGTERM')).toBe(0);
+
+    const strict = await runCli(['workers', '--processes', '1', '--strict'], env, 30_000);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/maxmemory-policy volatile-lru.*--strict refuses to start\./);
+    expect(strict.stdout + strict.stderr).not.toMatch(/worker process ready/);
+  });
+
+  it('says once that the settings cannot be read when CONFIG is refused, and goes on', async () => {
+    redis = await startRedis(['--rename-command', 'CONFIG', '']);
+    const env = envFor(redis);
+    const up = await runCli(['upload', sheet, '--seller', 'W3', '--strict', '--json'], env);
+    expect(up.code).toBe(0);
+    expect(up.stderr.match(/could not read Redis's settings/g)).toHaveLength(1);
+  });
+
+  it('is quiet about a Redis set up as docker-compose sets it up', async () => {
+    redis = await startRedis(['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']);
+    const up = await runCli(['upload', sheet, '--seller', 'W4', '--strict'], envFor(redis));
+    expect(up.code).toBe(0);
+    expect(up.stderr).toBe('');
+  });
+});
