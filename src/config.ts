@@ -65,6 +65,8 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as
 const schema = z.object({
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: clusterNodes.default([]),
+  REDIS_SENTINELS: clusterNodes.default([]),
+  REDIS_SENTINEL_NAME: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected the master\'s name at the Sentinels: 1-64 letters, digits, _ . -').default('mymaster'),
   REGISTRATION_API_URL: httpUrl.default('http://127.0.0.1:3000'),
   RATE_LIMIT_MAX: intIn(1, 1_000_000, 'a whole number of registrations from 1 to 1000000').default(100),
   RATE_LIMIT_WINDOW_MS: intIn(1, 86_400_000, 'a whole number of milliseconds from 1 to 86400000').default(60_000),
@@ -96,6 +98,9 @@ const schema = z.object({
 export type Config = Readonly<{
   redisUrl: string;
   redisClusterNodes: ReadonlyArray<{ host: string; port: number }>;
+  /** Sentinels to ask for the master (REDIS_SENTINELS); empty: REDIS_URL or the cluster. */
+  redisSentinels: ReadonlyArray<{ host: string; port: number }>;
+  redisSentinelName: string;
   apiUrl: string;
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -137,6 +142,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError([...new Set(sentences)].join(' '));
   }
   const c = parsed.data;
+  if (c.REDIS_CLUSTER_NODES.length > 0 && c.REDIS_SENTINELS.length > 0) {
+    throw new ConfigError('REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: set one of them (a Redis Cluster, or a master found through Sentinels).');
+  }
   if (c.REDIS_CLUSTER_NODES.length > 0 && !/\{[^}]+\}/.test(c.QUEUE_PREFIX)) {
     throw new ConfigError(
       `QUEUE_PREFIX=${JSON.stringify(c.QUEUE_PREFIX)} is invalid: in cluster mode (REDIS_CLUSTER_NODES set) it needs a hash tag in braces, such as {bulk-register}, so that each queue's keys share one slot.`,
@@ -145,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     redisUrl: c.REDIS_URL,
     redisClusterNodes: Object.freeze(c.REDIS_CLUSTER_NODES),
+    redisSentinels: Object.freeze(c.REDIS_SENTINELS),
+    redisSentinelName: c.REDIS_SENTINEL_NAME,
     apiUrl: c.REGISTRATION_API_URL.replace(/\/+$/, ''),
     rateLimitMax: c.RATE_LIMIT_MAX,
     rateLimitWindowMs: c.RATE_LIMIT_WINDOW_MS,

@@ -161,7 +161,27 @@ function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
     });
     return defineCommands(cluster);
   }
-  return defineCommands(new Redis(config.redisUrl, options));
+  const sentinel = sentinelOptions(config, purpose);
+  return defineCommands(sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(config.redisUrl, options));
+}
+
+/**
+ * With REDIS_SENTINELS: ioredis's own Sentinel support, which asks the Sentinels
+ * for the master and follows a failover. Credentials come from REDIS_URL and are
+ * used for the master (and for the Sentinels, which commonly share them).
+ */
+function sentinelOptions(config: Config, purpose: ConnectionPurpose): RedisOptions | undefined {
+  if (config.redisSentinels.length === 0) return undefined;
+  const { password, username, tls } = urlAuth(config.redisUrl);
+  return {
+    sentinels: [...config.redisSentinels],
+    name: config.redisSentinelName,
+    // as for the master: a command-line run gives up soon, a worker keeps asking
+    sentinelRetryStrategy: purpose === 'cli' ? (times) => (times > 2 ? null : 200) : (times) => Math.min(200 * times, 2000),
+    ...(password ? { password, sentinelPassword: password } : {}),
+    ...(username ? { username } : {}),
+    ...(tls ? { tls, enableTLSForSentinelMode: true } : {}),
+  };
 }
 
 function urlAuth(url: string): { password?: string; username?: string; tls?: object } {
@@ -179,6 +199,9 @@ export class RedisUnavailable extends Error {
 
 /** Where Redis is, for messages: never with the password. */
 export function describeRedis(config: Config): string {
+  if (config.redisSentinels.length > 0) {
+    return `the Redis master "${config.redisSentinelName}" through the Sentinels at ${config.redisSentinels.map((n) => `${n.host}:${n.port}`).join(',')}`;
+  }
   return config.redisClusterNodes.length > 0
     ? `the Redis Cluster at ${config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`
     : `Redis at ${maskUrl(config.redisUrl)}`;
@@ -197,7 +220,7 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     const cause = lastErrors.get(client) ?? err;
     const reason = maskUrl(cause instanceof Error ? cause.message : String(cause));
     throw new RedisUnavailable(
-      `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES.`,
+      `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES / REDIS_SENTINELS.`,
     );
   }
 }
@@ -216,5 +239,6 @@ export function bullConnection(config: Config, purpose: ConnectionPurpose): Redi
       redisOptions: { ...options, password, username, tls },
     });
   }
-  return new Redis(config.redisUrl, options);
+  const sentinel = sentinelOptions(config, purpose);
+  return sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(config.redisUrl, options);
 }

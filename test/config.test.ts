@@ -5,7 +5,7 @@ describe('loadConfig', () => {
   it('uses the defaults of cli.md', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
-      redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: [], apiUrl: 'http://127.0.0.1:3000',
+      redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: [], redisSentinels: [], redisSentinelName: 'mymaster', apiUrl: 'http://127.0.0.1:3000',
       rateLimitMax: 100, rateLimitWindowMs: 60_000, rateLimitGuardMs: 500, workerProcesses: 16,
       workerConcurrency: 'auto', apiTimeoutMs: 10_000, maxAttempts: 5, queuePrefix: '{bulk-register}', logLevel: 'info', mockApiPort: 3000,
     });
@@ -31,6 +31,11 @@ describe('loadConfig', () => {
     ]);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', QUEUE_PREFIX: 'plain' })).toThrow(/QUEUE_PREFIX="plain" is invalid: in cluster mode/);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'nohost' })).toThrow(/REDIS_CLUSTER_NODES="nohost" is invalid/);
+    expect(loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379,10.0.0.2:26379', REDIS_SENTINEL_NAME: 'main' })).toMatchObject({
+      redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }], redisSentinelName: 'main',
+    });
+    expect(() => loadConfig({ REDIS_SENTINELS: 'x' })).toThrow(/REDIS_SENTINELS="x" is invalid/);
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a:1', REDIS_CLUSTER_NODES: 'b:2' })).toThrow(/both set: set one of them/);
   });
 
   it('treats an empty value as unset', () => {

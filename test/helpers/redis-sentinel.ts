@@ -1,0 +1,70 @@
+/** A master, a replica and Sentinels, as real redis-server processes on free ports (tests only). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort, startRedis, type TestRedis } from './redis-server.js';
+
+export interface SentinelSet {
+  master: TestRedis;
+  replica: TestRedis;
+  sentinels: Array<{ port: number; child: ChildProcess }>;
+  /** REDIS_SENTINELS for the set. */
+  seeds: string;
+  /** A client of the first Sentinel. */
+  sentinelClient(): Redis;
+  stop(): Promise<void>;
+}
+
+export async function startSentinelSet(name = 'mymaster', count = 1, downAfterMs = 1000): Promise<SentinelSet> {
+  // no 5 s wait before the first (diskless) sync
+  const master = await startRedis(['--repl-diskless-sync-delay', '0']);
+  const replica = await startRedis(['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-sync-delay', '0']);
+  const dir = mkdtempSync(join(tmpdir(), 'bulk-register-sentinel-'));
+  const sentinels: Array<{ port: number; child: ChildProcess }> = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    const conf = join(dir, `sentinel-${i}.conf`);
+    writeFileSync(conf, [
+      `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+      `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
+      `sentinel failover-timeout ${name} 5000`,
+    ].join('\n'));
+    const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+    sentinels.push({ port, child });
+  }
+  // ready when the replica is in sync and each Sentinel knows the master and its replica
+  const deadline = Date.now() + 20_000;
+  const r = replica.client();
+  while (!(await r.info('replication')).includes('master_link_status:up')) {
+    if (Date.now() > deadline) throw new Error('the replica did not sync within 20 s');
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  for (const s of sentinels) {
+    const c = new Redis({ port: s.port, lazyConnect: true, retryStrategy: () => 100 });
+    c.on('error', () => undefined);
+    for (;;) {
+      const replicas = await c.call('SENTINEL', 'REPLICAS', name).catch(() => []) as unknown[];
+      if (replicas.length > 0) break;
+      if (Date.now() > deadline) throw new Error('the Sentinels did not see the replica within 20 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    c.disconnect();
+  }
+  return {
+    master, replica, sentinels, seeds: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
+    sentinelClient() {
+      const c = new Redis({ port: sentinels[0]!.port });
+      c.on('error', () => undefined);
+      return c;
+    },
+    async stop() {
+      for (const s of sentinels) s.child.kill('SIGKILL');
+      await replica.stop().catch(() => undefined);
+      await master.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
