@@ -5,8 +5,10 @@ import { stripControls } from '../excel/parse-products.js';
 import { maskUrl } from '../logger.js';
 import { RedisUnavailable } from '../redis.js';
 import { RedisMisconfigured } from '../redis-checks.js';
+import { NotReplicated } from '../upload/replicated.js';
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, someInvalid: 3 } as const;
+/** 4: upload only: the rows are on the master, but no replica confirmed them in time. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, someInvalid: 3, notReplicated: 4 } as const;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -21,6 +23,10 @@ export function fail(err: unknown): never {
   if (err instanceof UsageError) {
     process.stderr.write(`error: ${safeText(err.message)}\n`);
     process.exit(EXIT.usage);
+  }
+  if (err instanceof NotReplicated) {
+    process.stderr.write(`${safeText(err.message.charAt(0).toUpperCase() + err.message.slice(1))}\n`);
+    process.exit(EXIT.notReplicated);
   }
   const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured;
   const message = err instanceof Error ? err.message : String(err);

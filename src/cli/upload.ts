@@ -9,6 +9,7 @@ import type { RegistrationJob } from '../queue.js';
 import { enqueueUpload, uploadIdFor } from '../upload/enqueue-upload.js';
 import { EXIT, UsageError, safeText } from './exit.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
+import { confirmOnReplica } from '../upload/replicated.js';
 
 export interface UploadFlags {
   seller: string;
@@ -41,6 +42,8 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
     try {
       ({ uploadId, enqueued, alreadyUploaded } = await enqueueUpload({ redis, queue, config, now: Date.now }, flags.seller, sheet));
+      // enqueued means on a replica, when there is one
+      await confirmOnReplica(redis, queue);
     } finally {
       await queue.close().catch(() => undefined);
       connection.disconnect();
