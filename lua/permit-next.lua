@@ -21,6 +21,7 @@
           here ("" for all; the bench runs several limiters in one pool)
   ARGV[6..11] L, W (ms), G (ms), hold (ms), answer hint (ms, -1: none), when the
           hint was measured (Redis ms): as ARGV[3..8] of sliding-window.lua
+  ARGV[13] suspect until (Redis ms, 0: none): as ARGV[9] of sliding-window.lua
   ARGV[12] the id of the job just finished: never the one asked for (should this
           call ever run before BullMQ's completion, that job is still active)
 
@@ -45,7 +46,7 @@ local base = ns .. ':rl:{' .. job.sellerId .. '}:'
 local sendId = member .. '#' .. nonce
 local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'limits', base .. 'blocked', base .. 'throttle', base .. 'lag',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
-  tonumber(ARGV[10]), tonumber(ARGV[11]))
+  tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'))
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
 return reply

@@ -23,6 +23,9 @@
   ARGV[7] answer hint (ms, -1: none): the answer time of rows sent at their
           planned slot, as the calling worker saw it lately (on Redis's clock)
   ARGV[8] when that hint was last measured (Redis ms); older than 10 (W + G): unused
+  ARGV[9] suspect until (Redis ms, 0: none): this Redis may have lost writes
+          (a failover or a restart), and with them sends of this seller's
+          window; no send is granted before it (src/rate-limit/lost-writes.ts)
 
   A send due within RESERVE_MS (50 ms, at most (W + G) / 4) is granted at once
   for that moment: its place is reserved, and waitMs tells the caller how long
@@ -66,4 +69,4 @@
 --#include lib/acquire-permit.lua
 return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
   ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
-  tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0'))
+  tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0'), tonumber(ARGV[9] or '0'))

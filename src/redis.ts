@@ -17,13 +17,13 @@ export interface LuaCommands {
   acquirePermit(
     plan: string, sent: string, limits: string, blocked: string, throttle: string, lag: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
-    answerHintMs: number, answerHintAt: number,
+    answerHintMs: number, answerHintAt: number, suspectUntil: number,
   ): Promise<[...Reply5, number, number, 0 | 1]>;
   /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit] */
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
-    finishedJobId: string,
+    finishedJobId: string, suspectUntil: number,
   ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1]>;
   /** lua/complete-send.lua */
   completeSend(

@@ -6,7 +6,7 @@
 ]]
 --#include lib/seller-rule.lua
 local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey,
-                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt)
+                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil)
   local limit, window = sellerRule(limitsKey, defaultLimit, defaultWindow)
 
   local t = redis.call('TIME')
@@ -27,7 +27,9 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   end
   -- the latest slot handed out (now when none is ahead)
   local planTop = math.max(top(planKey), now)
-  local blockedUntil = tonumber(redis.call('GET', blockedKey) or '0')
+  -- a block from a 429, or the end of a window that lost writes may have hidden sends
+  -- from (src/rate-limit/lost-writes.ts): no send before it
+  local blockedUntil = math.max(tonumber(redis.call('GET', blockedKey) or '0'), suspectUntil or 0)
 
   -- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed):
   -- the worker's recent hint, else the seller's moving average

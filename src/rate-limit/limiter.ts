@@ -131,6 +131,12 @@ export class SellerLimiter implements PermitLimiter {
    */
   private answerHint: { ms: number; at: number } | undefined;
   private readonly plannedSends = new Map<string, number>();
+  /**
+   * Until when (Redis ms) this Redis may have lost sends (lost-writes.ts): no
+   * permit before it. Asks wait for `gate` first, while a (re)connected Redis is checked.
+   */
+  suspectUntil = 0;
+  gate: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly redis: RedisClient,
@@ -149,18 +155,20 @@ export class SellerLimiter implements PermitLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
+    await this.gate;
     const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
-      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
+      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), this.suspectUntil,
     );
     return this.permitOf(sendId, reply);
   }
 
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
     const s = this.settings;
+    await this.gate;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
-      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil,
     );
     if (reply.length === 0) return undefined;
     const [jobId, sendId, ...decision] = reply;

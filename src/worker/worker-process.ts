@@ -15,6 +15,7 @@ import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 import { createWakeKicker } from './wake-kick.js';
 import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
+import { checkLostWrites } from '../rate-limit/lost-writes.js';
 
 function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
@@ -25,6 +26,31 @@ export interface WorkerProcessOptions {
   makeLimiter?: (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
   /** BullMQ's own queue-wide limiter (the bench's `bullmq-limiter` peer); the product never sets it. */
   queueLimiter?: { max: number; duration: number };
+}
+
+/**
+ * On every (re)connect, before any permit is asked: has this Redis lost writes
+ * (lost-writes.ts)? If so, no send until a whole window has passed.
+ */
+function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Config, log: Logger): void {
+  let open: (() => void) | undefined;
+  const close = () => {
+    if (!open) limiter.gate = new Promise<void>((resolve) => { open = resolve; });
+  };
+  close();
+  redis.on('close', close);
+  redis.on('ready', () => {
+    checkLostWrites(redis, namespaceOf(config.queuePrefix), config.rateLimitWindowMs, config.rateLimitGuardMs)
+      .then((until) => {
+        limiter.suspectUntil = until;
+        if (until > 0) log.warn({ suspectUntil: until }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
+      })
+      .catch((err: Error) => log.warn({ err }, 'could not check Redis for lost writes'))
+      .finally(() => {
+        open?.();
+        open = undefined;
+      });
+  });
 }
 
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
@@ -47,6 +73,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     holdMs: config.apiTimeoutMs,
   };
   const limiter = opts.makeLimiter ? opts.makeLimiter(redis, settings) : new SellerLimiter(redis, settings);
+  if (limiter instanceof SellerLimiter && config.redisClusterNodes.length === 0) guardLostWrites(redis, limiter, config, log);
   // Events go to the supervisor in batches (metrics, bench), not one IPC message each.
   const counts = new Map<string, number>();
   const waits: number[] = [];
