@@ -22,7 +22,7 @@ export const epochKey = (ns: string) => `${ns}:redis-epoch`;
 export interface Epoch {
   runId: string;
   replId: string;
-  /** Redis ms: when this Redis started. */
+  /** Redis ms: when this Redis started, or later (never earlier). */
   startedAt: number;
   now: number;
 }
@@ -46,7 +46,10 @@ async function epochOf(redis: RedisClient): Promise<Epoch> {
   const [server, replication, time] = await Promise.all([redis.info('server'), redis.info('replication'), redis.time()]);
   const field = (text: string, name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
   const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-  return { runId: field(server, 'run_id'), replId: field(replication, 'master_replid'), startedAt: now - Number(field(server, 'uptime_in_seconds')) * 1000, now };
+  // uptime_in_seconds is whole seconds of the clock (up to 1 s more than the true
+  // uptime): taking a second off never puts the start earlier than it was
+  const uptimeS = Number(field(server, 'uptime_in_seconds'));
+  return { runId: field(server, 'run_id'), replId: field(replication, 'master_replid'), startedAt: now - Math.max(0, uptimeS - 1) * 1000, now };
 }
 
 /** The longest window + guard in force: the default, or a seller's override. */

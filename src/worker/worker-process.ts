@@ -4,6 +4,7 @@
  * told to stop, on SIGINT/SIGTERM, or when the supervisor goes away.
  */
 import { Worker, type Job } from 'bullmq';
+import { ReplyError } from 'ioredis';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
@@ -39,18 +40,28 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
   };
   close();
   redis.on('close', close);
-  redis.on('ready', () => {
+  // the gate opens only once the check has an answer: a Redis that cannot be checked is not trusted
+  const check = (): void => {
     checkLostWrites(redis, namespaceOf(config.queuePrefix), config.rateLimitWindowMs, config.rateLimitGuardMs)
       .then((until) => {
         limiter.suspectUntil = until;
         if (until > 0) log.warn({ suspectUntil: until }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
-      })
-      .catch((err: Error) => log.warn({ err }, 'could not check Redis for lost writes'))
-      .finally(() => {
         open?.();
         open = undefined;
+      })
+      .catch((err: Error) => {
+        // a managed Redis may refuse INFO outright: then say so and go on unchecked
+        if (err instanceof ReplyError && !/^(LOADING|BUSY|TRYAGAIN)/.test(err.message)) {
+          log.warn({ err }, 'cannot check Redis for lost writes (INFO refused): sends go on without that check');
+          open?.();
+          open = undefined;
+          return;
+        }
+        log.warn({ err }, 'could not check Redis for lost writes; trying again');
+        setTimeout(() => { if (redis.status === 'ready') check(); }, 200).unref();
       });
-  });
+  };
+  redis.on('ready', check);
 }
 
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
