@@ -41,9 +41,11 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
   close();
   redis.on('close', close);
   // the gate opens only once the check has an answer: a Redis that cannot be checked is not trusted
+  let seen: Parameters<typeof checkLostWrites>[4];
   const check = (): void => {
-    checkLostWrites(redis, namespaceOf(config.queuePrefix), config.rateLimitWindowMs, config.rateLimitGuardMs)
-      .then((until) => {
+    checkLostWrites(redis, namespaceOf(config.queuePrefix), config.rateLimitWindowMs, config.rateLimitGuardMs, seen)
+      .then(({ until, seen: now }) => {
+        seen = now;
         limiter.suspectUntil = until;
         if (until > 0) log.warn({ suspectUntil: until }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
         open?.();

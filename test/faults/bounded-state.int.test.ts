@@ -12,7 +12,9 @@ import { startStage, type Stage } from '../helpers/pipeline.js';
 let stage: Stage | undefined;
 afterAll(async () => { await stage?.stop(); });
 
-const FIXED = /^\{bounded\}:registrations:(meta|events|stalled-check|marker|id)$/;
+// BullMQ's own queue keys, and the one record of which Redis master the limiter last saw
+// (src/rate-limit/lost-writes.ts): fixed in number, not growing with the work
+const FIXED = /^(\{bounded\}:registrations:(meta|events|stalled-check|marker|id)|bounded:redis-epoch)$/;
 
 describe('bounded Redis state', () => {
   it('returns to the baseline key count after a run and the retention period', async () => {
@@ -31,7 +33,7 @@ describe('bounded Redis state', () => {
     const during = await redis.keys('*');
     expect(during.some((k) => k.startsWith('bounded:rl:{B1}:'))).toBe(true);
     expect(during.some((k) => k.startsWith('bounded:up:{B1}:'))).toBe(true);
-    for (const k of during.filter((x) => x.startsWith('bounded:'))) expect(await redis.pttl(k)).toBeGreaterThan(0);
+    for (const k of during.filter((x) => x.startsWith('bounded:') && !FIXED.test(x))) expect(await redis.pttl(k)).toBeGreaterThan(0);
 
     const deadline = Date.now() + 15_000;
     let left = during;

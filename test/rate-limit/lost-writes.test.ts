@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { suspectUntil } from '../../src/rate-limit/lost-writes.js';
 
-const current = { runId: 'r2', replId: 'p2', startedAt: 1_000_000, now: 1_005_000 };
+const current = { runId: 'r2', replId: 'p2', now: 1_005_000 };
 const SPAN = 60_500;
 
 describe('suspectUntil', () => {
@@ -15,8 +15,11 @@ describe('suspectUntil', () => {
     expect(suspectUntil({ runId: 'r1', replId: 'p2', suspectUntil: '0' }, current, SPAN)).toBe(current.now + SPAN);
     expect(suspectUntil({ runId: 'r2', replId: 'p1', suspectUntil: '0' }, current, SPAN)).toBe(current.now + SPAN);
   });
-  it('waits until a window after its start for a young Redis with no record (it may have lost everything)', () => {
-    expect(suspectUntil({}, current, SPAN)).toBe(current.startedAt + SPAN);
-    expect(suspectUntil({}, { ...current, now: current.startedAt + SPAN + 1 }, SPAN)).toBe(0);
+  it('waits a whole window when the record was lost with everything else while this process ran', () => {
+    expect(suspectUntil({}, current, SPAN, { runId: 'r1', replId: 'p1' })).toBe(current.now + SPAN);
+  });
+  it('does not wait on a brand-new Redis, or on one seen before with no record yet', () => {
+    expect(suspectUntil({}, current, SPAN)).toBe(0);
+    expect(suspectUntil({}, current, SPAN, { runId: 'r2', replId: 'p2' })).toBe(0);
   });
 });
