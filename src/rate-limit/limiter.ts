@@ -133,10 +133,12 @@ export class SellerLimiter implements PermitLimiter {
   private readonly plannedSends = new Map<string, number>();
   /**
    * Until when (Redis ms) this Redis may have lost sends (lost-writes.ts): no
-   * permit before it. Asks wait for `gate` first, while a (re)connected Redis is checked.
+   * permit before it. While a (re)connected Redis is checked, asks wait for `gate`
+   * (undefined when open: an ask then leaves in the same turn, so the permit asked
+   * ahead still joins the completion's write).
    */
   suspectUntil = 0;
-  gate: Promise<void> = Promise.resolve();
+  gate: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -155,7 +157,7 @@ export class SellerLimiter implements PermitLimiter {
   async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
     const k = this.keys(sellerId);
     const s = this.settings;
-    await this.gate;
+    if (this.gate) await this.gate;
     const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), this.suspectUntil,
@@ -165,7 +167,7 @@ export class SellerLimiter implements PermitLimiter {
 
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
     const s = this.settings;
-    await this.gate;
+    if (this.gate) await this.gate;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
       s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil,

@@ -34,9 +34,14 @@ export interface WorkerProcessOptions {
  * (lost-writes.ts)? If so, no send until a whole window has passed.
  */
 function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Config, log: Logger): void {
-  let open: (() => void) | undefined;
+  let release: (() => void) | undefined;
   const close = () => {
-    if (!open) limiter.gate = new Promise<void>((resolve) => { open = resolve; });
+    if (!release) limiter.gate = new Promise<void>((resolve) => { release = resolve; });
+  };
+  const open = () => {
+    limiter.gate = undefined;
+    release?.();
+    release = undefined;
   };
   close();
   redis.on('close', close);
@@ -48,15 +53,13 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
         seen = now;
         limiter.suspectUntil = until;
         if (until > 0) log.warn({ suspectUntil: until }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
-        open?.();
-        open = undefined;
+        open();
       })
       .catch((err: Error) => {
         // a managed Redis may refuse INFO outright: then say so and go on unchecked
         if (err instanceof ReplyError && !/^(LOADING|BUSY|TRYAGAIN)/.test(err.message)) {
           log.warn({ err }, 'cannot check Redis for lost writes (INFO refused): sends go on without that check');
-          open?.();
-          open = undefined;
+          open();
           return;
         }
         log.warn({ err }, 'could not check Redis for lost writes; trying again');
