@@ -57,7 +57,7 @@ export function formatStatus(report: StatusReport): string {
       const finished = u.registered + u.duplicate + u.failed;
       const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
       lines.push(
-        `  upload ${u.uploadId}  ${u.done ? 'done' : `${pct}%`}  total ${u.total}  registered ${u.registered}  duplicate ${u.duplicate}  failed ${u.failed}  pending ${u.pending}${u.invalid ? `  (invalid at upload: ${u.invalid})` : ''}`,
+        `  upload ${u.uploadId}  ${u.done ? 'done' : `${pct}%`}  total ${u.total}  registered ${u.registered}  duplicate ${u.duplicate}  failed ${u.failed}  pending ${u.pending}${u.lost ? `  lost ${u.lost} (Redis lost their jobs: upload them again)` : ''}${u.invalid ? `  (invalid at upload: ${u.invalid})` : ''}`,
       );
     }
   }

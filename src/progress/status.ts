@@ -7,6 +7,7 @@ import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, type Pace } from './eta.js';
+import { lostRows } from '../upload/lost-rows.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -18,6 +19,8 @@ export interface UploadStatus {
   duplicate: number;
   failed: number;
   pending: number;
+  /** Rows no job will ever finish: Redis lost them (upload/lost-rows.ts); not pending. */
+  lost: number;
   invalid: number;
   done: boolean;
 }
@@ -67,10 +70,11 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');
     const finished = n('registered') + n('duplicate') + n('failed');
+    const lost = finished < total ? (await lostRows(redis, config, ns, sellerId, uploadId, Date.now())).length : 0;
     uploads.push({
       uploadId, sellerId, file: h.file ?? '', createdAt: n('createdAt'), total,
       registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'),
-      pending: Math.max(0, total - finished), invalid: n('invalid'), done: finished >= total,
+      pending: Math.max(0, total - finished - lost), lost, invalid: n('invalid'), done: finished + lost >= total,
     });
   }
   const limiter = limiterFor(redis, config);
@@ -94,7 +98,7 @@ export function statusJson(report: StatusReport) {
   return {
     uploads: report.uploads.map((u) => ({
       uploadId: u.uploadId, sellerId: u.sellerId, total: u.total, registered: u.registered, duplicate: u.duplicate,
-      failed: u.failed, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid,
+      failed: u.failed, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid, lost: u.lost,
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,

@@ -1,0 +1,44 @@
+/**
+ * Rows an upload will never finish: enqueued, with no outcome recorded and no
+ * job left in the queue. A Redis that restarted from an AOF missing its last
+ * second, or a failover to a replica that was behind, can lose an upload's jobs
+ * while its counters survive; without this, `status --wait` would wait for them
+ * forever. Status counts them as lost, so the upload ends and the seller can
+ * upload those rows again (the report lists them as pending).
+ */
+import type { Config } from '../config.js';
+import { QUEUE_NAME, uploadKeys } from '../keys.js';
+import { jobIdFor } from '../queue.js';
+import type { RedisClient } from '../redis.js';
+
+/** An upload still being enqueued may lack jobs for a moment: only judged after this long (ms). */
+export const ENQUEUE_GRACE_MS = 60_000;
+
+/**
+ * The row numbers of an unfinished upload that no job will ever finish.
+ * Read-only; one pipeline of EXISTS on the queue's hash tag (one slot on a cluster).
+ * @param ns the key namespace (namespaceOf(QUEUE_PREFIX))
+ * @param nowMs the host's clock, to tell an upload still being enqueued
+ */
+export async function lostRows(redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string, nowMs: number): Promise<number[]> {
+  const keys = uploadKeys(ns, sellerId, uploadId);
+  const [enqueued, createdAt] = await redis.hmget(keys.upload, 'enqueued', 'createdAt');
+  if (enqueued !== '1' && nowMs - Number(createdAt ?? nowMs) < ENQUEUE_GRACE_MS) return [];
+  const sheetJson = await redis.get(keys.sheet);
+  if (!sheetJson) return [];
+  const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number }>; errors: Array<{ row: number }> };
+  const invalid = new Set(sheet.errors.map((e) => e.row));
+  const valid = sheet.raw.map((r) => r.row).filter((row) => !invalid.has(row));
+  if (valid.length === 0) return [];
+  const outcomes = await redis.hmget(keys.rows, ...valid.map(String));
+  const open = valid.filter((_, i) => outcomes[i] === null);
+  if (open.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const row of open) pipeline.exists(`${config.queuePrefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`);
+  const replies = (await pipeline.exec()) ?? [];
+  // a row counted meanwhile (its job finished and was removed between the two reads) is not lost
+  const gone = open.filter((_, i) => replies[i]?.[1] === 0);
+  if (gone.length === 0) return [];
+  const again = await redis.hmget(keys.rows, ...gone.map(String));
+  return gone.filter((_, i) => again[i] === null);
+}
