@@ -27,7 +27,7 @@
 
   Returns {} when the newest active job is not locked with this token (BullMQ
   fetched none, or another worker's came in between), is the finished one, or
-  its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua }.
+  its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua, sellerId }.
 ]]
 --#include lib/acquire-permit.lua
 local jobPrefix, token, ns, nonce, sellerPrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -49,4 +49,5 @@ local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'limits', ba
   tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'))
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
+table.insert(reply, job.sellerId)
 return reply

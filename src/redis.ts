@@ -19,12 +19,12 @@ export interface LuaCommands {
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
     answerHintMs: number, answerHintAt: number, suspectUntil: number,
   ): Promise<[...Reply5, number, number, 0 | 1]>;
-  /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit] */
+  /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit, sellerId] */
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
     finishedJobId: string, suspectUntil: number,
-  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1]>;
+  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,

@@ -5,6 +5,7 @@
  */
 import { namespaceOf, sellerKeys, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
+import type { LastGrant } from './lost-writes.js';
 
 export interface LimiterSettings {
   /** QUEUE_PREFIX: the key namespace. */
@@ -139,6 +140,8 @@ export class SellerLimiter implements PermitLimiter {
    */
   suspectUntil = 0;
   gate: Promise<void> | undefined;
+  /** The last send this process was granted: after a reconnect, still in Redis unless writes were lost (lost-writes.ts). */
+  lastGrant: LastGrant | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -162,6 +165,7 @@ export class SellerLimiter implements PermitLimiter {
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), this.suspectUntil,
     );
+    if (reply[0] === 1) this.lastGrant = { sent: k.sent, sendId, at: reply[5] };
     return this.permitOf(sendId, reply);
   }
 
@@ -173,8 +177,9 @@ export class SellerLimiter implements PermitLimiter {
       s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil,
     );
     if (reply.length === 0) return undefined;
-    const [jobId, sendId, ...decision] = reply;
-    return { jobId, sendId, permit: this.permitOf(sendId, decision) };
+    const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId] = reply;
+    if (granted === 1) this.lastGrant = { sent: this.keys(sellerId).sent, sendId, at: redisNow };
+    return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]) };
   }
 
   private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]: [...[number, number, number, number, number], number, number, 0 | 1]): Permit {

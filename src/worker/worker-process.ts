@@ -16,7 +16,7 @@ import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 import { createWakeKicker } from './wake-kick.js';
 import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
-import { checkLostWrites } from '../rate-limit/lost-writes.js';
+import { checkLostWrites, recordedSuspectUntil } from '../rate-limit/lost-writes.js';
 
 function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
@@ -31,7 +31,9 @@ export interface WorkerProcessOptions {
 
 /**
  * On every (re)connect, before any permit is asked: has this Redis lost writes
- * (lost-writes.ts)? If so, no send until a whole window has passed.
+ * (lost-writes.ts)? If so, no send until a whole window has passed. After a
+ * change of master, sends wait SETTLE_MS for the other workers' checks, and
+ * every second the worker reads whether another worker found writes missing.
  */
 function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Config, log: Logger): void {
   let release: (() => void) | undefined;
@@ -43,16 +45,29 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
     release?.();
     release = undefined;
   };
+  const ns = namespaceOf(config.queuePrefix);
+  const suspect = (until: number, why = 'another worker found writes missing') => {
+    if (until <= limiter.suspectUntil) return;
+    limiter.suspectUntil = until;
+    log.warn({ suspectUntil: until, why }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
+  };
   close();
   redis.on('close', close);
   // the gate opens only once the check has an answer: a Redis that cannot be checked is not trusted
   let seen: Parameters<typeof checkLostWrites>[4];
   const check = (): void => {
-    checkLostWrites(redis, namespaceOf(config.queuePrefix), config.rateLimitWindowMs, config.rateLimitGuardMs, seen)
-      .then(({ until, seen: now }) => {
-        seen = now;
-        limiter.suspectUntil = until;
-        if (until > 0) log.warn({ suspectUntil: until }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
+    const grant = limiter.lastGrant;
+    checkLostWrites(redis, ns, config.rateLimitWindowMs, config.rateLimitGuardMs, seen, grant)
+      .then(async ({ until, settleUntil, now, seen: current, why }) => {
+        // that grant has given its evidence: a later check must not count it lost again
+        if (limiter.lastGrant === grant) limiter.lastGrant = undefined;
+        seen = current;
+        suspect(until, why);
+        if (settleUntil > now) {
+          log.info({ settleMs: settleUntil - now }, 'Redis master changed: sends wait while every worker checks for lost writes');
+          await new Promise((r) => setTimeout(r, settleUntil - now));
+          suspect((await recordedSuspectUntil(redis, ns)).until);
+        }
         open();
       })
       .catch((err: Error) => {
@@ -67,6 +82,11 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
       });
   };
   redis.on('ready', check);
+  // a worker that reconnected later may find writes missing after this one opened
+  setInterval(() => {
+    if (redis.status !== 'ready' || limiter.gate) return;
+    recordedSuspectUntil(redis, ns).then(({ until }) => suspect(until), () => undefined);
+  }, 1000).unref();
 }
 
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
