@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // the failure suite runs on its own: `npm run test:ha` (vitest.ha.config.ts)
+    exclude: [...configDefaults.exclude, 'test/ha/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

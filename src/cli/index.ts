@@ -57,6 +57,15 @@ program
   .option('--dry-run', 'validate only; enqueue nothing')
   .option('--json', 'print one JSON object on stdout')
   .option('--strict', 'refuse to enqueue when Redis may evict keys (maxmemory-policy other than noeviction)')
+  .addHelpText('after', `
+Exit codes:
+  0  every row enqueued (on a replica too, when the master has replicas)
+  1  nothing enqueued: the file was refused, no row is valid, or Redis is unreachable
+  2  usage error
+  3  some rows invalid (listed); the valid ones enqueued
+  4  the rows reached the Redis master, but no replica confirmed them within 2 s:
+     a failover now could lose them; upload again once the replica is back
+     (nothing is enqueued twice)`)
   .action((file: string, opts: { seller: string; dryRun?: boolean; json?: boolean; strict?: boolean }) =>
     run(() => uploadCommand(file, opts, configWith())),
   );

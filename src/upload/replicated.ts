@@ -34,6 +34,10 @@ export async function confirmOnReplica(redis: RedisClient, queue: Queue<Registra
   const replicas = await replicasOf(single);
   if (replicas === 0) return 0;
   const queueClient = (await (queue.getBackend() as unknown as { client: Promise<Redis> }).client);
+  // WAIT covers the connection's own writes; a re-upload (alreadyUploaded) wrote none, and
+  // must not be confirmed by a replica that never had the first one: a write of nothing
+  // (PUBLISH is replicated) makes the WAIT cover every write the master made before it
+  await single.publish('bulk-register:replica-check', '');
   const acked = await Promise.all([single.wait(1, timeoutMs), queueClient.wait(1, timeoutMs)]);
   if (Math.min(...acked) < 1) {
     throw new NotReplicated(
