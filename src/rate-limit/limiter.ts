@@ -142,6 +142,12 @@ export class SellerLimiter implements PermitLimiter {
   gate: Promise<void> | undefined;
   /** The last send this process was granted: after a reconnect, still in Redis unless writes were lost (lost-writes.ts). */
   lastGrant: LastGrant | undefined;
+  /**
+   * Times the connection closed (the worker process counts them). An ask that was
+   * out when it closed is sent again by ioredis to whatever master answers next,
+   * before that master is checked: its grant is not used, and the row asks again.
+   */
+  connectionDrops = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -161,10 +167,15 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(sellerId);
     const s = this.settings;
     if (this.gate) await this.gate;
+    const drops = this.connectionDrops;
     const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), this.suspectUntil,
     );
+    if (reply[0] === 1 && this.connectionDrops !== drops) {
+      const [, , limit, windowMs, , redisNow, slot] = reply;
+      return { granted: false, waitMs: 100, limit, windowMs, event: undefined, redisNow, slot };
+    }
     if (reply[0] === 1) this.lastGrant = { sent: k.sent, sendId, at: reply[5] };
     return this.permitOf(sendId, reply);
   }
@@ -172,11 +183,13 @@ export class SellerLimiter implements PermitLimiter {
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
     const s = this.settings;
     if (this.gate) await this.gate;
+    const drops = this.connectionDrops;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
       s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil,
     );
-    if (reply.length === 0) return undefined;
+    // out when the connection closed: the row asks for its own permit, through the check
+    if (reply.length === 0 || this.connectionDrops !== drops) return undefined;
     const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId] = reply;
     if (granted === 1) this.lastGrant = { sent: this.keys(sellerId).sent, sendId, at: redisNow };
     return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]) };

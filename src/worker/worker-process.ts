@@ -52,7 +52,10 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
     log.warn({ suspectUntil: until, why }, 'Redis may have lost its last writes (it failed over or restarted): no seller sends until a whole window has passed');
   };
   close();
-  redis.on('close', close);
+  redis.on('close', () => {
+    limiter.connectionDrops++;
+    close();
+  });
   // the gate opens only once the check has an answer: a Redis that cannot be checked is not trusted
   let seen: Parameters<typeof checkLostWrites>[4];
   const check = (): void => {
