@@ -6,10 +6,9 @@ import { SELLER_ID } from '../keys.js';
 import { QUEUE_NAME } from '../keys.js';
 import { bullConnection, connectChecked, createRedis } from '../redis.js';
 import type { RegistrationJob } from '../queue.js';
-import { enqueueUpload, uploadIdFor } from '../upload/enqueue-upload.js';
+import { submitUpload, type UploadSummary } from '../upload/submit-upload.js';
 import { EXIT, UsageError, safeText } from './exit.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
-import { confirmOnReplica } from '../upload/replicated.js';
 
 export interface UploadFlags {
   seller: string;
@@ -24,9 +23,7 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
     throw new UsageError(`--seller ${JSON.stringify(flags.seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
   }
   const sheet = await loadSheet(file);
-  let uploadId = uploadIdFor(flags.seller, sheet.sha256);
-  let enqueued = 0;
-  let alreadyUploaded = false;
+  let summary: UploadSummary;
   if (!flags.dryRun && sheet.valid.length > 0) {
     const redis = createRedis(config, 'cli');
     await connectChecked(redis, config);
@@ -41,20 +38,16 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
     const connection = bullConnection(config, 'cli');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
     try {
-      ({ uploadId, enqueued, alreadyUploaded } = await enqueueUpload({ redis, queue, config, now: Date.now }, flags.seller, sheet));
       // enqueued means on a replica, when there is one
-      await confirmOnReplica(redis, queue);
+      summary = await submitUpload({ redis, queue, config, now: Date.now }, flags.seller, sheet, false);
     } finally {
       await queue.close().catch(() => undefined);
       connection.disconnect();
       redis.disconnect();
     }
+  } else {
+    summary = await submitUpload(undefined, flags.seller, sheet, Boolean(flags.dryRun));
   }
-  const summary = {
-    uploadId, sellerId: flags.seller, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,
-    errors: sheet.errors, warnings: sheet.warnings,
-    ...(flags.dryRun ? { dryRun: true, valid: sheet.valid.length } : {}),
-  };
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else printSummary(summary, sheet, Boolean(flags.dryRun));
 

@@ -10,7 +10,8 @@ import { MAX_PRODUCT_ROWS } from './fields.js';
 import { parseProducts, type ParsedSheet } from './parse-products.js';
 import { readCsv } from './read-csv.js';
 import { readWorkbook } from './read-workbook.js';
-import { MAX_FILE_BYTES, sniffFile, tooLarge } from './sniff-file.js';
+import { MAX_ENTRY_BYTES, MAX_EXPANDED_BYTES, MAX_FILE_BYTES, sniffFile, tooLarge } from './sniff-file.js';
+import { checkInflatedSize } from './inflate-bound.js';
 
 export interface LoadedSheet extends ParsedSheet {
   file: string;
@@ -43,7 +44,9 @@ export async function loadSheet(path: string): Promise<LoadedSheet> {
 }
 
 export async function parseSheetBytes(bytes: Buffer, fileName: string): Promise<LoadedSheet> {
-  const { format, warnings } = sniffFile(bytes, fileName);
+  const { format, warnings, entries, named } = sniffFile(bytes, fileName);
+  // the headers' sizes were checked; a zip bomb's may lie: measure what it inflates to
+  if (entries) await checkInflatedSize(bytes, entries, named, MAX_ENTRY_BYTES, MAX_EXPANDED_BYTES);
   const stopAfter = MAX_PRODUCT_ROWS * 2;
   const sheet = format === 'xlsx' ? await readWorkbook(bytes, stopAfter) : readCsv(bytes, stopAfter);
   const parsed = parseProducts(sheet);

@@ -4,12 +4,17 @@
  */
 import { extname } from 'node:path';
 import { UploadRejected } from './errors.js';
-import { readZipDirectory } from './zip-directory.js';
+import { readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
-/** No part of a 500-product workbook comes near these once expanded (a zip bomb does). */
-export const MAX_ENTRY_BYTES = 200 * 1024 * 1024;
-export const MAX_EXPANDED_BYTES = 400 * 1024 * 1024;
+/**
+ * No part of a 500-product workbook comes near these once expanded (a zip bomb
+ * does): 500 rows of the longest text every field allows are about 3 MiB of XML.
+ * Checked against the headers here, and against the bytes actually inflated in
+ * inflate-bound.ts.
+ */
+export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+export const MAX_EXPANDED_BYTES = 128 * 1024 * 1024;
 
 export type SheetFormat = 'xlsx' | 'csv';
 
@@ -28,7 +33,7 @@ function looksLikeText(bytes: Buffer): boolean {
  * @returns the format to read the bytes as, and warnings for the seller.
  * @throws UploadRejected for anything that is not an .xlsx workbook (or CSV text in a .csv file).
  */
-export function sniffFile(bytes: Buffer, fileName: string): { format: SheetFormat; warnings: string[] } {
+export function sniffFile(bytes: Buffer, fileName: string): { format: SheetFormat; warnings: string[]; entries?: ZipEntry[]; named: string } {
   const ext = extname(fileName).toLowerCase() || '(none)';
   const named = ext === '(none)' ? 'this file' : `this ${ext} file`;
   if (bytes.length === 0) throw new UploadRejected('the file is empty: save the sheet as .xlsx and upload it again.');
@@ -49,7 +54,7 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
         );
       }
       const warnings = ext === '.xlsx' || ext === '.xlsm' ? [] : [`${named} holds an .xlsx workbook; it was read as .xlsx.`];
-      return { format: 'xlsx', warnings };
+      return { format: 'xlsx', warnings, entries, named };
     }
     if (names.has('word/document.xml')) throw new UploadRejected(`${named} is a Word document, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
     if (names.has('ppt/presentation.xml')) throw new UploadRejected(`${named} is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
@@ -73,10 +78,10 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
       }
       throw new UploadRejected(`${named} holds XML text, not a workbook: save the sheet as .xlsx.`);
     }
-    if (ext === '.csv' || ext === '.txt' || ext === '.tsv') return { format: 'csv', warnings: [] };
+    if (ext === '.csv' || ext === '.txt' || ext === '.tsv') return { format: 'csv', warnings: [], named };
     throw new UploadRejected(`${named} holds CSV text: save it as .xlsx or rename it .csv.`);
   }
-  if (ext === '.csv') return { format: 'csv', warnings: [] };
+  if (ext === '.csv') return { format: 'csv', warnings: [], named };
   if (bytes[0] === 0x25 && has(bytes.subarray(0, 5), '%PDF')) throw new UploadRejected(`${named} is a PDF document, not a workbook: upload the sheet saved as .xlsx.`);
   throw new UploadRejected(`${named} is not an .xlsx workbook (its content is not recognised): save the sheet as .xlsx.`);
 }

@@ -7,6 +7,10 @@ export interface ZipEntry {
   name: string;
   compressedSize: number;
   uncompressedSize: number;
+  /** 0 stored, 8 deflated (others are not used by workbooks). */
+  method: number;
+  /** Where the entry's local header starts. */
+  localOffset: number;
 }
 
 const EOCD = 0x06054b50;
@@ -27,15 +31,28 @@ export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
   const entries: ZipEntry[] = [];
   for (let n = 0; n < count; n++) {
     if (offset + 46 > bytes.length || bytes.readUInt32LE(offset) !== CENTRAL) return undefined;
+    const method = bytes.readUInt16LE(offset + 10);
     const compressedSize = bytes.readUInt32LE(offset + 20);
     const uncompressedSize = bytes.readUInt32LE(offset + 24);
     const nameLength = bytes.readUInt16LE(offset + 28);
     const extraLength = bytes.readUInt16LE(offset + 30);
     const commentLength = bytes.readUInt16LE(offset + 32);
+    const localOffset = bytes.readUInt32LE(offset + 42);
     if (offset + 46 + nameLength > bytes.length) return undefined;
     const name = bytes.toString('utf8', offset + 46, offset + 46 + nameLength);
-    entries.push({ name, compressedSize, uncompressedSize });
+    entries.push({ name, compressedSize, uncompressedSize, method, localOffset });
     offset += 46 + nameLength + extraLength + commentLength;
   }
   return entries;
+}
+
+const LOCAL = 0x04034b50;
+
+/** The entry's compressed bytes, located through its local header; undefined when they lie outside the file. */
+export function entryData(bytes: Buffer, entry: ZipEntry): Buffer | undefined {
+  const at = entry.localOffset;
+  if (at + 30 > bytes.length || bytes.readUInt32LE(at) !== LOCAL) return undefined;
+  const start = at + 30 + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
+  const end = start + entry.compressedSize;
+  return end <= bytes.length ? bytes.subarray(start, end) : undefined;
 }

@@ -95,6 +95,17 @@ describe('hostile sheets', () => {
     expect(out.message).toMatch(/expands to \d+ MiB when opened/);
   });
 
+  it('a zip bomb whose headers lie about its sizes is stopped at the bound on inflated bytes', async () => {
+    const parts = await workbookParts();
+    const rows = '<row><c t="inlineStr"><is><t>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA</t></is></c></row>';
+    const bomb = await deflatedRepeat('<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>', rows, 1 << 30, '</sheetData></worksheet>');
+    // every header says the sheet is 4 KB
+    const entries = [...parts].map(([name, data]) => (name === 'xl/worksheets/sheet1.xml' ? { name, deflated: bomb, declaredSize: 4096 } : { name, data }));
+    const out = await parseInChild('lying-bomb.xlsx', writeZip(entries));
+    expect(out.ok).toBe(false);
+    expect(out.message).toMatch(/expands to more than 64 MiB when opened/);
+  });
+
   it('100,000 rows: rejected after reading a little past the limit', async () => {
     const out = await parseInChild('100k.xlsx', await buildProductSheet(sampleProducts('H', 100_000)));
     expect(out.ok).toBe(false);

@@ -1,0 +1,55 @@
+/**
+ * One sheet, checked or enqueued: what `upload` prints as JSON and what the
+ * console's POST /api/uploads answers. Both call this, so a dry run on the web
+ * and on the command line apply the same rules and give the same object.
+ */
+import type { Queue } from 'bullmq';
+import type { Config } from '../config.js';
+import type { LoadedSheet } from '../excel/load-sheet.js';
+import type { RowError } from '../excel/parse-products.js';
+import type { RedisClient } from '../redis.js';
+import type { RegistrationJob } from '../queue.js';
+import { enqueueUpload, uploadIdFor } from './enqueue-upload.js';
+import { confirmOnReplica } from './replicated.js';
+
+/** The `upload --json` object of cli.md (dryRun and valid only in a dry run). */
+export interface UploadSummary {
+  uploadId: string;
+  sellerId: string;
+  file: string;
+  rows: number;
+  enqueued: number;
+  alreadyUploaded: boolean;
+  errors: RowError[];
+  warnings: string[];
+  dryRun?: true;
+  valid?: number;
+}
+
+export interface SubmitDeps {
+  redis: RedisClient;
+  queue: Queue<RegistrationJob>;
+  config: Config;
+  now: () => number;
+}
+
+/**
+ * Enqueues the sheet's valid rows (unless `dryRun`, or none is valid) and, when
+ * the master has replicas, waits for one to confirm them.
+ * @throws NotReplicated when no replica confirmed in time (the rows are on the master).
+ */
+export async function submitUpload(deps: SubmitDeps | undefined, sellerId: string, sheet: LoadedSheet, dryRun: boolean): Promise<UploadSummary> {
+  let uploadId = uploadIdFor(sellerId, sheet.sha256);
+  let enqueued = 0;
+  let alreadyUploaded = false;
+  if (!dryRun && sheet.valid.length > 0) {
+    if (!deps) throw new Error('submitUpload: enqueueing needs a Redis connection and a queue');
+    ({ uploadId, enqueued, alreadyUploaded } = await enqueueUpload(deps, sellerId, sheet));
+    await confirmOnReplica(deps.redis, deps.queue);
+  }
+  return {
+    uploadId, sellerId, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,
+    errors: sheet.errors, warnings: sheet.warnings,
+    ...(dryRun ? { dryRun: true as const, valid: sheet.valid.length } : {}),
+  };
+}
