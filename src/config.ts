@@ -59,6 +59,9 @@ const clusterNodes = z
         }),
   );
 
+/** Variables whose values are secrets: never shown in a message. */
+const SECRETS = new Set(['CONSOLE_OPERATOR_TOKEN', 'CONSOLE_SECRET']);
+
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Each variable with its default, as `.env.example` lists them. */
@@ -93,6 +96,12 @@ const schema = z.object({
   JOB_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(86_400),
   JOB_RETENTION_COUNT: intIn(0, 10_000_000, 'a whole number from 0 to 10000000').default(10_000),
   UPLOAD_RETENTION_S: intIn(1, 31_536_000, 'a whole number of seconds from 1 to 31536000').default(604_800),
+  CONSOLE_PORT: intIn(0, 65_535, 'a port number from 0 to 65535').default(8080),
+  CONSOLE_HOST: z.string().trim().regex(/^[A-Za-z0-9_.:-]{1,253}$/, 'expected an address to bind, such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
+  CONSOLE_OPERATOR_TOKEN: z.string().trim().regex(/^[\x21-\x7e]{1,512}$/, 'expected 1-512 printable characters with no spaces').optional(),
+  CONSOLE_SECRET: z.string().trim().regex(/^[\x21-\x7e]{1,512}$/, 'expected 1-512 printable characters with no spaces').optional(),
+  CONSOLE_MAX_UPLOAD_BYTES: intIn(1024, 1_073_741_824, 'a whole number of bytes from 1024 to 1073741824').default(10_485_760),
+  CONSOLE_PUBLIC_URL: httpUrl.optional(),
 });
 
 export type Config = Readonly<{
@@ -120,6 +129,17 @@ export type Config = Readonly<{
   jobRetentionS: number;
   jobRetentionCount: number;
   uploadRetentionS: number;
+  console: Readonly<{
+    port: number;
+    host: string;
+    /** Secret: never logged. Empty: operator access is open on a loopback host, refused elsewhere. */
+    operatorToken: string;
+    /** Secret: never logged. Empty: seller links are off. */
+    secret: string;
+    maxUploadBytes: number;
+    /** Base of the links `console link` prints; default http://<host>:<port>. */
+    publicUrl: string | undefined;
+  }>;
 }>;
 
 /**
@@ -137,7 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const sentences = parsed.error.issues.map((issue) => {
       const variable = String(issue.path[0]);
-      return `${variable}=${JSON.stringify(raw[variable] ?? '')} is invalid: ${issue.message}.`;
+      // a secret's value is never echoed, even a wrong one
+      const shown = SECRETS.has(variable) ? '(hidden)' : JSON.stringify(raw[variable] ?? '');
+      return `${variable}=${shown} is invalid: ${issue.message}.`;
     });
     throw new ConfigError([...new Set(sentences)].join(' '));
   }
@@ -173,5 +195,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobRetentionS: c.JOB_RETENTION_S,
     jobRetentionCount: c.JOB_RETENTION_COUNT,
     uploadRetentionS: c.UPLOAD_RETENTION_S,
+    console: Object.freeze({
+      port: c.CONSOLE_PORT,
+      host: c.CONSOLE_HOST,
+      operatorToken: c.CONSOLE_OPERATOR_TOKEN ?? '',
+      secret: c.CONSOLE_SECRET ?? '',
+      maxUploadBytes: c.CONSOLE_MAX_UPLOAD_BYTES,
+      publicUrl: c.CONSOLE_PUBLIC_URL?.replace(/\/+$/, ''),
+    }),
   });
 }

@@ -6,6 +6,7 @@ import { maskUrl } from '../logger.js';
 import { RedisUnavailable } from '../redis.js';
 import { RedisMisconfigured } from '../redis-checks.js';
 import { NotReplicated } from '../upload/replicated.js';
+import { ConsoleRefused } from '../console/errors.js';
 
 /** 4: upload only: the rows are on the master, but no replica confirmed them in time. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, someInvalid: 3, notReplicated: 4 } as const;
@@ -28,7 +29,7 @@ export function fail(err: unknown): never {
     process.stderr.write(`${safeText(err.message.charAt(0).toUpperCase() + err.message.slice(1))}\n`);
     process.exit(EXIT.notReplicated);
   }
-  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured;
+  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured || err instanceof ConsoleRefused;
   const message = err instanceof Error ? err.message : String(err);
   const sentence = known ? message : `unexpected error: ${message}`;
   process.stderr.write(`${safeText(sentence.charAt(0).toUpperCase() + sentence.slice(1))}\n`);

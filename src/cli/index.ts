@@ -14,6 +14,7 @@ import { workersCommand } from './workers.js';
 import { templateCommand } from './template.js';
 import { reportCommand } from './report.js';
 import { limitsCommand } from './limits.js';
+import { consoleCommand, consoleLinkCommand } from './console.js';
 
 dotenv.config({ quiet: true });
 
@@ -138,6 +139,25 @@ limits
   .command('reset')
   .argument('<seller>', 'the seller')
   .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
+
+const consoleCmd = program
+  .command('console')
+  .description('the web console for sellers and operators (console.md), until SIGINT/SIGTERM')
+  .addOption(new Option('--port <p>', 'port (default CONSOLE_PORT, 8080)').argParser(wholeNumber('--port', 0, 65535)))
+  .option('--strict', 'refuse to start when Redis may evict keys (maxmemory-policy other than noeviction)')
+  .action((opts: { port?: number; strict?: boolean }) =>
+    run(async () => {
+      const config = configWith({ CONSOLE_PORT: opts.port });
+      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'console' });
+      return consoleCommand(config, log, { strict: opts.strict });
+    }),
+  );
+consoleCmd
+  .command('link')
+  .description("print a signed link to a seller's page (needs CONSOLE_SECRET)")
+  .requiredOption('--seller <id>', 'the seller the link opens')
+  .option('--ttl <duration>', 'how long the link works: 90s, 30m, 12h, 7d (default 7d, at most 366d)')
+  .action((opts: { seller: string; ttl?: string }) => run(async () => consoleLinkCommand(configWith(), opts)));
 
 try {
   if (process.argv.length <= 2) {

@@ -1,7 +1,8 @@
 /** `bulk-register workers [--processes N] [--concurrency C]`: runs the pool until SIGINT/SIGTERM. */
 import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
-import { QUEUE_NAME } from '../keys.js';
+import { QUEUE_NAME, namespaceOf } from '../keys.js';
+import { announcePool } from '../worker/pool-presence.js';
 import type { Logger } from '../logger.js';
 import { bullConnection, createRedis, describeRedis } from '../redis.js';
 import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
@@ -59,6 +60,8 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     onSlotChange: (slot, up) => metrics.slot(slot, up),
   });
   pool.start();
+  // for the console: processes up against expected
+  const stopAnnouncing = announcePool(redis, namespaceOf(config.queuePrefix), () => ({ up: pool.running, expected: config.workerProcesses }));
   const server = await serveMetrics(
     metrics,
     config.metricsPort,
@@ -78,6 +81,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     process.once('SIGTERM', () => onSignal('SIGTERM'));
   });
   await pool.stop();
+  await stopAnnouncing();
   await server?.close();
   await queue.close().catch(() => undefined);
   connection.disconnect();

@@ -35,6 +35,8 @@ export interface SellerStatus {
   etaMs: number;
   /** What sets the pace now: the seller's rule, or the pool (its rows wait for a worker). */
   pace: Pace;
+  /** Sends within the last window + guard: the seller's current rate against its rule. */
+  recentSends: number;
 }
 
 export interface StatusReport {
@@ -57,7 +59,16 @@ export function limiterFor(redis: RedisClient, config: Config): SellerLimiter {
   });
 }
 
-export async function readStatus(redis: RedisClient, config: Config, filter: StatusFilter = {}): Promise<StatusReport> {
+export interface StatusOptions {
+  /**
+   * Lost rows already counted, by upload id: those uploads are not checked again
+   * (the check reads the upload's rows; a live view refreshes it now and then).
+   * Uploads checked are added to it.
+   */
+  lostKnown?: Map<string, number>;
+}
+
+export async function readStatus(redis: RedisClient, config: Config, filter: StatusFilter = {}, opts: StatusOptions = {}): Promise<StatusReport> {
   const ns = namespaceOf(config.queuePrefix);
   const members = await redis.zrange(uploadIndexKey(ns), '0', '-1');
   const uploads: UploadStatus[] = [];
@@ -70,7 +81,11 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');
     const finished = n('registered') + n('duplicate') + n('failed');
-    const lost = finished < total ? (await lostRows(redis, config, ns, sellerId, uploadId, Date.now())).length : 0;
+    let lost = finished < total ? opts.lostKnown?.get(uploadId) : 0;
+    if (lost === undefined) {
+      lost = (await lostRows(redis, config, ns, sellerId, uploadId, Date.now())).length;
+      opts.lostKnown?.set(uploadId, lost);
+    }
     uploads.push({
       uploadId, sellerId, file: h.file ?? '', createdAt: n('createdAt'), total,
       registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'),
@@ -88,6 +103,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     });
     sellers.push({
       sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead, etaMs, pace,
+      recentSends: p.recentSends ?? 0,
     });
   }
   return { uploads, sellers };
@@ -102,7 +118,7 @@ export function statusJson(report: StatusReport) {
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
-      waitingForPermit: s.waitingForPermit, etaMs: s.etaMs, pace: s.pace,
+      waitingForPermit: s.waitingForPermit, etaMs: s.etaMs, pace: s.pace, recentSends: s.recentSends,
     })),
   };
 }

@@ -1,0 +1,225 @@
+// The console's client script: the upload form (check, register, drop), and
+// the live lists fed by the server's `status` events. No framework, no build:
+// the DOM is built with createElement and textContent, so no text from a sheet
+// or a seller is ever parsed as HTML.
+
+const body = document.body;
+const page = body.dataset.page;
+const token = body.dataset.token || '';
+const t = JSON.parse(document.getElementById('strings').textContent);
+const initial = JSON.parse(document.getElementById('initial').textContent);
+
+/** h('div', { class: 'x', 'data-test': 'y' }, child, 'text', ...) */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const withToken = (url) => (token ? `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : url);
+const authHeaders = () => (token ? { Authorization: `Bearer ${token}` } : {});
+
+function duration(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const hh = Math.floor(total / 3600);
+  const mm = Math.floor((total % 3600) / 60);
+  const ss = total % 60;
+  if (hh > 0) return `${hh}h ${mm}m`;
+  if (mm > 0) return `${mm}m ${ss}s`;
+  return `${ss}s`;
+}
+
+// ---- the upload form ----------------------------------------------------
+
+function setupForm(form) {
+  const input = form.querySelector('[data-test="file"]');
+  const drop = form.querySelector('[data-test="drop"]');
+  const fileName = form.querySelector('[data-test="file-name"]');
+  const result = form.querySelector('[data-test="result"]');
+  const errors = form.querySelector('[data-test="errors"]');
+  const sellerInput = form.querySelector('[data-test="seller-input"]');
+  const buttons = form.querySelectorAll('button');
+
+  const showName = () => { fileName.textContent = input.files && input.files[0] ? input.files[0].name : ''; };
+  input.addEventListener('change', showName);
+  for (const ev of ['dragenter', 'dragover']) {
+    drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });
+  }
+  for (const ev of ['dragleave', 'drop']) drop.addEventListener(ev, () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    if (e.dataTransfer && e.dataTransfer.files.length > 0) {
+      input.files = e.dataTransfer.files;
+      showName();
+    }
+  });
+
+  function say(text, kind) {
+    result.replaceChildren(h('p', { class: kind || '' }, text));
+  }
+
+  async function send(dryRun) {
+    const file = input.files && input.files[0];
+    if (!file) return say(t.chooseFirst, 'error');
+    const data = new FormData();
+    data.append('file', file, file.name);
+    if (dryRun) data.append('dryRun', '1');
+    if (sellerInput) {
+      if (!sellerInput.value.trim()) return say(t.sellerRequired, 'error');
+      data.append('seller', sellerInput.value.trim());
+    }
+    for (const b of buttons) b.disabled = true;
+    say(dryRun ? t.checking : t.registering, 'busy');
+    errors.replaceChildren();
+    errors.hidden = true;
+    try {
+      const res = await fetch('/api/uploads', { method: 'POST', body: data, headers: authHeaders(), credentials: 'same-origin' });
+      const answer = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+      if (!res.ok) return say(answer.error || `HTTP ${res.status}`, 'error');
+      showSummary(answer, dryRun);
+    } catch (err) {
+      say(String(err && err.message ? err.message : err), 'error');
+    } finally {
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  function showSummary(s, dryRun) {
+    const invalidRows = new Set(s.errors.map((e) => e.row)).size;
+    const valid = dryRun ? s.valid : s.rows - invalidRows;
+    const lines = [h('p', { 'data-test': 'summary', 'data-upload-id': s.uploadId, 'data-enqueued': s.enqueued },
+      `${t.rowsRead} ${s.rows} · ${t.valid} ${valid} · ${t.invalid} ${invalidRows}`,
+      dryRun ? '' : ` · ${t.enqueued} ${s.enqueued}`)];
+    if (s.alreadyUploaded) lines.push(h('p', { class: 'note' }, t.alreadyUploaded));
+    if (valid === 0) lines.push(h('p', { class: 'error' }, t.noneValid));
+    else if (s.errors.length === 0 && dryRun) lines.push(h('p', { class: 'ok' }, t.allValid));
+    for (const w of s.warnings || []) lines.push(h('p', { class: 'note' }, w));
+    if (s.errors.length > 0) lines.push(h('p', {}, t.fixRows));
+    result.replaceChildren(...lines);
+    errors.replaceChildren(...s.errors.map((e) =>
+      h('li', { 'data-row': e.row, 'data-column': e.column },
+        h('span', { class: 'where' }, `${t.rowLabel} ${e.row} · ${e.column}`), ' ', h('span', { class: 'why' }, e.message))));
+    errors.hidden = s.errors.length === 0;
+  }
+
+  form.querySelector('[data-test="check"]').addEventListener('click', () => send(true));
+  form.querySelector('[data-test="register"]').addEventListener('click', () => send(false));
+  form.addEventListener('submit', (e) => { e.preventDefault(); send(false); });
+}
+
+// ---- live lists -----------------------------------------------------------
+
+function paceText(seller) {
+  if (!seller || seller.etaMs <= 0) return '';
+  const by = seller.pace === 'pool' ? t.pacePool : (page === 'ops' ? t.paceRuleOps : t.paceRule);
+  return `${t.eta} ${duration(seller.etaMs)} (${by})`;
+}
+
+function uploadCard(u, seller) {
+  const finished = u.registered + u.duplicate + u.failed;
+  const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
+  const facts = [];
+  if (!u.done && seller) {
+    facts.push(h('span', { 'data-test': 'next-permit' }, seller.nextPermitInMs > 0 ? `${t.nextPermit} ${duration(seller.nextPermitInMs)}` : t.permitFree));
+    const eta = paceText(seller);
+    if (eta) facts.push(h('span', { 'data-test': 'eta', 'data-pace': seller.pace }, eta));
+  }
+  const links = [h('a', { href: withToken(`/api/uploads/${u.uploadId}/report`), download: true, 'data-test': 'report' }, t.report)];
+  if (u.failed + u.invalid > 0) {
+    links.push(h('a', { href: withToken(`/api/uploads/${u.uploadId}/report?failedOnly=1`), download: true, 'data-test': 'failed-only' }, t.failedOnly));
+  }
+  return h('article', {
+    class: `upload state-${u.state}`, 'data-test': 'upload', 'data-upload-id': u.uploadId, 'data-seller-id': u.sellerId,
+    'data-total': u.total, 'data-registered': u.registered, 'data-duplicate': u.duplicate, 'data-failed': u.failed,
+    'data-pending': u.pending, 'data-state': u.state,
+  },
+  h('header', {}, h('strong', { class: 'file' }, u.file || u.uploadId), h('span', { class: `badge ${u.state}` }, t[`state_${u.state}`])),
+  h('progress', { max: Math.max(u.total, 1), value: u.total > 0 ? finished : 1, 'aria-label': `${pct}%` }),
+  h('p', { class: 'counts' },
+    h('span', {}, `${pct}%`),
+    h('span', {}, `${t.total} ${u.total}`),
+    h('span', { class: 'ok' }, `${t.registered} ${u.registered}`),
+    u.duplicate ? h('span', {}, `${t.duplicate} ${u.duplicate}`) : '',
+    h('span', { class: u.failed ? 'error' : '' }, `${t.failed} ${u.failed}`),
+    u.pending ? h('span', {}, `${t.pending} ${u.pending}`) : '',
+    u.lost ? h('span', { class: 'error' }, `${t.lost} ${u.lost}`) : ''),
+  facts.length ? h('p', { class: 'facts' }, facts) : '',
+  u.failures && u.failures.length ? h('ul', { class: 'reasons' }, u.failures.slice(0, 5).map((f) => h('li', {}, `${f.count} × ${f.reason}`))) : '',
+  h('p', { class: 'links' }, links));
+}
+
+function renderSeller(view) {
+  const list = document.querySelector('[data-test="uploads"]');
+  const seller = view.sellers[0];
+  if (view.uploads.length === 0) return list.replaceChildren(h('p', { class: 'empty' }, t.noUploads));
+  list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller)));
+}
+
+const MAX_SELLERS_SHOWN = 200;
+let lastOpsView = initial;
+
+function renderOps(view) {
+  lastOpsView = view;
+  const pool = document.querySelector('[data-test="pool"]');
+  pool.dataset.up = view.pool.up;
+  pool.dataset.expected = view.pool.expected;
+  pool.querySelector('.pool-figures').replaceChildren(
+    view.pool.expected > 0
+      ? h('span', { class: view.pool.up < view.pool.expected ? 'error' : 'ok' }, `${view.pool.up} / ${view.pool.expected} ${t.processesUp}`)
+      : h('span', { class: 'error' }, t.noPool));
+  const failures = document.querySelector('[data-test="failures"]');
+  failures.replaceChildren(...(view.failures.length
+    ? view.failures.slice(0, 20).map((f) => h('li', { 'data-reason': f.reason, 'data-count': f.count }, h('strong', {}, String(f.count)), ` × ${f.reason}`))
+    : [h('li', { class: 'empty' }, t.noFailures)]));
+
+  const filter = (document.querySelector('[data-test="filter"]').value || '').trim().toLowerCase();
+  const latest = new Map();
+  for (const u of view.uploads) latest.set(u.sellerId, Math.max(latest.get(u.sellerId) || 0, u.createdAt));
+  // the active sellers first, then the most recent uploads
+  const sellers = view.sellers
+    .filter((s) => !filter || s.sellerId.toLowerCase().includes(filter))
+    .sort((a, b) => Number(b.active) - Number(a.active) || (latest.get(b.sellerId) || 0) - (latest.get(a.sellerId) || 0) || a.sellerId.localeCompare(b.sellerId));
+  const shown = sellers.slice(0, MAX_SELLERS_SHOWN);
+  document.querySelector('[data-test="seller-count"]').textContent =
+    sellers.length > shown.length ? `${t.showing} ${shown.length} ${t.of} ${sellers.length}` : `${sellers.length}`;
+  document.querySelector('[data-test="sellers"]').replaceChildren(...shown.map((s) => {
+    const uploads = view.uploads.filter((u) => u.sellerId === s.sellerId);
+    return h('section', { class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0' },
+      h('header', {},
+        h('strong', {}, s.sellerId),
+        h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate})`),
+        s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : ''),
+      h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
+  }));
+}
+
+const render = page === 'ops' ? renderOps : renderSeller;
+
+function connect() {
+  const live = document.querySelector('[data-test="live"]');
+  const source = new EventSource(withToken('/api/events'));
+  source.addEventListener('status', (e) => {
+    live.dataset.live = '1';
+    live.textContent = t.live;
+    render(JSON.parse(e.data));
+  });
+  source.addEventListener('error', () => {
+    live.dataset.live = '0';
+    live.textContent = t.offline;
+  });
+}
+
+for (const form of document.querySelectorAll('[data-test="upload-form"]')) setupForm(form);
+if (page === 'ops') {
+  document.querySelector('[data-test="filter"]').addEventListener('input', () => renderOps(lastOpsView));
+}
+render(initial);
+connect();

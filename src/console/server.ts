@@ -1,0 +1,303 @@
+/**
+ * The console's routes (console.md): the seller page, the operator page and
+ * the JSON API, on hono. Access is decided in access.ts; the live stream comes
+ * from one shared LiveFeed; sheets go through the same check-and-enqueue
+ * service as `upload`. Every error answers `{"error": one sentence}`.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Queue } from 'bullmq';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { getCookie, setCookie } from 'hono/cookie';
+import { secureHeaders } from 'hono/secure-headers';
+import { streamSSE } from 'hono/streaming';
+import type { Config } from '../config.js';
+import { UploadRejected } from '../excel/errors.js';
+import { parseSheetBytes } from '../excel/load-sheet.js';
+import { stripControls } from '../excel/parse-products.js';
+import { MAX_FILE_BYTES } from '../excel/sniff-file.js';
+import { SELLER_ID } from '../keys.js';
+import type { Logger } from '../logger.js';
+import { PACKAGE_ROOT } from '../paths.js';
+import type { RegistrationJob } from '../queue.js';
+import type { RedisClient } from '../redis.js';
+import { buildReport, readReportRows, UnknownUpload } from '../report/upload-report.js';
+import { buildTemplate } from '../report/template.js';
+import { NotReplicated } from '../upload/replicated.js';
+import { submitUpload } from '../upload/submit-upload.js';
+import { isLoopbackHost, operatorSession, sameSecret, verifySellerToken, writeAllowed } from './access.js';
+import { LiveFeed, viewSender } from './live.js';
+import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
+import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
+import type { ConsoleSnapshot, SnapshotReader } from './snapshot.js';
+import { viewOf, type Scope } from './views.js';
+
+export const OPS_COOKIE = 'br_ops';
+const LANG_COOKIE = 'br_lang';
+/** The SSE stream sends a client's view on change, and at least this often. */
+export const HEARTBEAT_MS = 1500;
+
+export interface ConsoleDeps {
+  redis: RedisClient;
+  queue: Queue<RegistrationJob>;
+  config: Config;
+  log: Logger;
+  reader: SnapshotReader;
+  feed: LiveFeed<ConsoleSnapshot>;
+  now: () => number;
+}
+
+/** A request's access, or the status and sentence that refuse it. */
+type AccessResult = { ok: true; scope: Scope; tokenInHeader: boolean } | { ok: false; status: 401 | 403; error: string };
+
+class ApiError extends Error {
+  constructor(readonly status: 400 | 401 | 403 | 404 | 413 | 422 | 503, message: string) {
+    super(message);
+  }
+}
+
+const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' };
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** A browser's file name, for display only: never a path. */
+export function displayName(name: string): string {
+  const base = stripControls(name).split(/[\\/]/).pop()?.trim() ?? '';
+  return (base === '' || base === '.' || base === '..' ? 'upload.xlsx' : base).slice(0, 200);
+}
+
+export function createConsoleApp(deps: ConsoleDeps): Hono {
+  const { config, log } = deps;
+  const opts = config.console;
+  const openLocal = opts.operatorToken === '' && isLoopbackHost(opts.host);
+  const app = new Hono();
+
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      referrerPolicy: 'no-referrer',
+      xContentTypeOptions: 'nosniff',
+      xFrameOptions: 'DENY',
+      crossOriginResourcePolicy: 'same-origin',
+      // plain HTTP on a loopback address is the default; HSTS belongs to the TLS proxy in front
+      strictTransportSecurity: false,
+    }),
+  );
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json({ error: err.message }, err.status);
+    log.error({ err }, 'console request failed');
+    return c.json({ error: 'the console could not answer (an internal error was logged): try again in a moment.' }, 500);
+  });
+  app.notFound((c) => c.json({ error: `there is no ${c.req.method} ${c.req.path} here: see console.md for the pages and the API.` }, 404));
+
+  const langOf = (c: Context): Lang => {
+    const asked = c.req.query('lang');
+    if (asked === 'ko' || asked === 'en') {
+      setCookie(c, LANG_COOKIE, asked, { path: '/', sameSite: 'Strict', httpOnly: true, maxAge: 365 * 86_400 });
+      return asked;
+    }
+    return pickLang(getCookie(c, LANG_COOKIE), c.req.header('accept-language'));
+  };
+
+  const sellerAccess = (token: string): AccessResult => {
+    if (opts.secret === '') return { ok: false, status: 403, error: 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.' };
+    const check = verifySellerToken(opts.secret, token, deps.now());
+    if (!check.ok) {
+      return { ok: false, status: 403, error: check.reason === 'expired' ? 'this seller link has expired: ask the operator for a new one.' : 'this seller link is not valid: ask the operator for a new one.' };
+    }
+    return { ok: true, scope: { kind: 'seller', sellerId: check.sellerId }, tokenInHeader: false };
+  };
+
+  /** Bearer (operator token or seller token), a seller token in the query, the operator cookie, or open local access. */
+  const accessOf = (c: Context): AccessResult => {
+    const auth = c.req.header('authorization');
+    if (auth !== undefined) {
+      const m = /^Bearer\s+(\S+)$/i.exec(auth.trim());
+      if (!m) return { ok: false, status: 401, error: 'the Authorization header must be "Bearer <token>".' };
+      const token = m[1]!;
+      if (opts.operatorToken !== '' && sameSecret(token, opts.operatorToken)) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: true };
+      if (token.includes('.')) {
+        const seller = sellerAccess(token);
+        return seller.ok ? { ...seller, tokenInHeader: true } : seller;
+      }
+      return { ok: false, status: 403, error: 'the token is not valid for this console.' };
+    }
+    const queryToken = c.req.query('token');
+    if (queryToken !== undefined) return sellerAccess(queryToken);
+    const cookie = getCookie(c, OPS_COOKIE);
+    if (cookie !== undefined && opts.operatorToken !== '') {
+      if (sameSecret(cookie, operatorSession(opts.operatorToken))) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: false };
+    }
+    if (openLocal) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: false };
+    return { ok: false, status: 401, error: 'sign in: send "Authorization: Bearer <token>", or open /ops?token=<token> (operators) or your seller link.' };
+  };
+
+  const requireAccess = (c: Context): { scope: Scope; tokenInHeader: boolean } => {
+    const a = accessOf(c);
+    if (!a.ok) throw new ApiError(a.status, a.error);
+    return a;
+  };
+
+  /** An operator may narrow to one seller; a seller sees only itself. */
+  const scopeWith = (scope: Scope, seller: string | undefined): Scope => {
+    if (scope.kind === 'seller' || seller === undefined || seller === '') return scope;
+    if (!SELLER_ID.test(seller)) throw new ApiError(400, `seller ${JSON.stringify(seller.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
+    return { kind: 'operator', sellerId: seller };
+  };
+
+  app.get('/healthz', async (c) => {
+    const ok = await Promise.race([deps.redis.ping().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref())]);
+    return ok ? c.json({ ok: true, redis: 'up' }) : c.json({ error: 'Redis does not answer: the console cannot read or enqueue until it does.' }, 503);
+  });
+
+  const assets = new Map<string, string>();
+  app.get('/assets/:name', async (c) => {
+    const name = c.req.param('name');
+    const type = ASSET_TYPES[name];
+    if (!type) throw new ApiError(404, `there is no asset ${JSON.stringify(name.slice(0, 80))}.`);
+    let body = assets.get(name);
+    if (body === undefined) {
+      body = await readFile(join(PACKAGE_ROOT, 'src', 'console', 'assets', name), 'utf8');
+      assets.set(name, body);
+    }
+    return c.body(body, 200, { 'Content-Type': type, 'Cache-Control': 'no-cache' });
+  });
+
+  app.get('/', (c) => c.redirect('/ops', 302));
+  app.get('/favicon.ico', (c) => c.body(null, 204));
+
+  app.get('/ops', async (c) => {
+    const lang = langOf(c);
+    const token = c.req.query('token');
+    if (token !== undefined) {
+      if (opts.operatorToken === '' || !sameSecret(token, opts.operatorToken)) {
+        return c.html(messagePage(lang, STRINGS[lang].signIn), 403);
+      }
+      setCookie(c, OPS_COOKIE, operatorSession(opts.operatorToken), {
+        path: '/', httpOnly: true, sameSite: 'Strict', secure: new URL(c.req.url).protocol === 'https:', maxAge: 12 * 3600,
+      });
+      // the token leaves the address bar (and the history)
+      return c.redirect('/ops', 303);
+    }
+    const a = accessOf(c);
+    if (!a.ok || a.scope.kind !== 'operator') return c.html(messagePage(lang, STRINGS[lang].signIn), a.ok ? 403 : a.status);
+    return c.html(operatorPage(lang, viewOf(await deps.reader.read(), a.scope)));
+  });
+
+  app.get('/s/:token', async (c) => {
+    const lang = langOf(c);
+    const token = c.req.param('token');
+    const a = sellerAccess(token);
+    if (!a.ok || a.scope.kind !== 'seller') return c.html(messagePage(lang, STRINGS[lang].forbidden), 403);
+    const sellerId = a.scope.sellerId;
+    return c.html(sellerPage(lang, token, sellerId, viewOf(await deps.reader.read({ sellerId }), a.scope)));
+  });
+
+  app.get('/api/uploads', async (c) => {
+    const scope = scopeWith(requireAccess(c).scope, c.req.query('seller'));
+    return c.json(viewOf(await deps.reader.read(scope.sellerId ? { sellerId: scope.sellerId } : {}), scope));
+  });
+
+  app.post(
+    '/api/uploads',
+    bodyLimit({
+      maxSize: opts.maxUploadBytes,
+      onError: (c) => c.json({ error: `the upload is larger than ${opts.maxUploadBytes} bytes: a sheet of 500 products is far smaller; remove images or split the file.` }, 413),
+    }),
+    async (c) => {
+      const { scope, tokenInHeader } = requireAccess(c);
+      const headers = { origin: c.req.header('origin'), host: c.req.header('host'), secFetchSite: c.req.header('sec-fetch-site') };
+      if (!writeAllowed(headers, tokenInHeader || openLocal)) throw new ApiError(403, 'uploads are accepted only from the console\'s own pages (or with a token in the Authorization header).');
+      if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
+        throw new ApiError(422, 'send the sheet as multipart/form-data in the field "file".');
+      }
+      let form: Record<string, string | File | (string | File)[]>;
+      try {
+        form = await c.req.parseBody({ all: false });
+      } catch {
+        throw new ApiError(422, 'the form could not be read: send the sheet as multipart/form-data in the field "file".');
+      }
+      const file = form.file;
+      if (!(file instanceof File)) throw new ApiError(422, 'no sheet was sent: put the .xlsx file in the form field "file".');
+      const seller = scope.kind === 'seller' ? scope.sellerId : typeof form.seller === 'string' ? form.seller.trim() : '';
+      if (!SELLER_ID.test(seller)) {
+        throw new ApiError(422, seller === '' ? 'say which seller the sheet is for: the form field "seller".' : `seller ${JSON.stringify(seller.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
+      }
+      if (file.size > MAX_FILE_BYTES) throw new ApiError(413, `the file is ${(file.size / 1024 / 1024).toFixed(1)} MiB; at most 10 MiB is allowed: remove images or split the products into several files.`);
+      const dryRun = form.dryRun === '1' || form.dryRun === 'true';
+      let sheet;
+      try {
+        sheet = await parseSheetBytes(Buffer.from(await file.arrayBuffer()), displayName(file.name));
+      } catch (err) {
+        if (err instanceof UploadRejected) throw new ApiError(422, err.message);
+        throw err;
+      }
+      try {
+        const summary = await submitUpload({ redis: deps.redis, queue: deps.queue, config, now: deps.now }, seller, sheet, dryRun);
+        if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
+        return c.json(summary, 200);
+      } catch (err) {
+        if (err instanceof NotReplicated) throw new ApiError(503, err.message);
+        throw err;
+      }
+    },
+  );
+
+  app.get('/api/uploads/:id/report', async (c) => {
+    const { scope } = requireAccess(c);
+    const uploadId = c.req.param('id');
+    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known: check the id.`);
+    let found;
+    try {
+      found = await readReportRows(deps.redis, config, uploadId);
+    } catch (err) {
+      if (err instanceof UnknownUpload) throw new ApiError(404, err.message);
+      throw err;
+    }
+    // another seller's upload is as unknown as one that never existed
+    if (scope.kind === 'seller' && found.sellerId !== scope.sellerId) throw new ApiError(404, `no upload ${uploadId} is known (it may have expired): check the id.`);
+    const failedOnly = c.req.query('failedOnly') === '1' || c.req.query('failedOnly') === 'true';
+    const bytes = await buildReport(found.rows, { failedOnly });
+    const name = `${failedOnly ? 'to-fix' : 'result'}-${found.sellerId}-${uploadId.slice(0, 8)}.xlsx`;
+    return c.body(new Uint8Array(bytes), 200, { 'Content-Type': XLSX, 'Content-Disposition': `attachment; filename="${name}"`, 'Cache-Control': 'no-store' });
+  });
+
+  app.get('/api/template', async (c) => {
+    const lang = c.req.query('lang') ?? 'ko';
+    if (lang !== 'ko' && lang !== 'en') throw new ApiError(400, `lang ${JSON.stringify(lang.slice(0, 20))} is invalid: expected ko or en.`);
+    const bytes = await buildTemplate(lang);
+    return c.body(new Uint8Array(bytes), 200, { 'Content-Type': XLSX, 'Content-Disposition': `attachment; filename="bulk-register-template-${lang}.xlsx"` });
+  });
+
+  app.get('/api/events', (c) => {
+    const scope = scopeWith(requireAccess(c).scope, c.req.query('seller'));
+    return streamSSE(c, async (stream) => {
+      let id = 0;
+      let writing = Promise.resolve();
+      const send = viewSender<ConsoleSnapshot>(
+        (snapshot) => JSON.stringify(viewOf(snapshot, scope)),
+        (data) => {
+          writing = writing.then(() => stream.writeSSE({ event: 'status', data, id: String(++id) })).catch(() => undefined);
+        },
+        HEARTBEAT_MS,
+        deps.now,
+      );
+      const unsubscribe = deps.feed.subscribe(send);
+      await new Promise<void>((resolve) => stream.onAbort(() => resolve()));
+      unsubscribe();
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,61 @@
+/**
+ * A snapshot seen through one scope: a seller sees its own uploads only; an
+ * operator sees everything, plus the pool. Pure. The shape extends
+ * `status --json` (cli.md) without renaming any field, so GET /api/uploads and
+ * the SSE `status` event carry the same object.
+ */
+import { statusJson, type SellerStatus, type UploadStatus } from '../progress/status.js';
+import type { ConsoleSnapshot, FailureGroup } from './snapshot.js';
+
+export type Scope = { kind: 'operator'; sellerId?: string | undefined } | { kind: 'seller'; sellerId: string };
+
+/** data-state of console.md */
+export type UploadState = 'waiting' | 'running' | 'throttled' | 'done';
+
+export function uploadState(u: UploadStatus, seller: SellerStatus | undefined): UploadState {
+  if (u.done) return 'done';
+  if (seller && (seller.nextPermitInMs > 0 || seller.waitingForPermit > 0)) return 'throttled';
+  return u.registered + u.duplicate + u.failed > 0 ? 'running' : 'waiting';
+}
+
+function grouped(groups: Array<FailureGroup & { sellerId: string }>): Array<FailureGroup & { sellers: number }> {
+  const byReason = new Map<string, { count: number; sellers: Set<string> }>();
+  for (const g of groups) {
+    const e = byReason.get(g.reason) ?? { count: 0, sellers: new Set<string>() };
+    e.count += g.count;
+    e.sellers.add(g.sellerId);
+    byReason.set(g.reason, e);
+  }
+  return [...byReason].map(([reason, e]) => ({ reason, count: e.count, sellers: e.sellers.size })).sort((a, b) => b.count - a.count);
+}
+
+export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
+  const sellerId = scope.sellerId;
+  const uploads = snapshot.report.uploads.filter((u) => !sellerId || u.sellerId === sellerId);
+  const sellers = snapshot.report.sellers.filter((s) => !sellerId || s.sellerId === sellerId);
+  const bySeller = new Map(sellers.map((s) => [s.sellerId, s]));
+  const json = statusJson({ uploads, sellers });
+  const states = new Map(uploads.map((u) => [u.uploadId, uploadState(u, bySeller.get(u.sellerId))]));
+  const createdAt = new Map(uploads.map((u) => [u.uploadId, u.createdAt]));
+  const failures = grouped(uploads.flatMap((u) => (snapshot.failures.get(u.uploadId) ?? []).map((g) => ({ ...g, sellerId: u.sellerId }))));
+  const active = (id: string) => states.get(id) !== 'done';
+  return {
+    // unfinished first, newest first
+    uploads: json.uploads
+      .map((u) => ({
+        ...u,
+        state: states.get(u.uploadId)!,
+        createdAt: createdAt.get(u.uploadId)!,
+        failures: snapshot.failures.get(u.uploadId) ?? [],
+      }))
+      .sort((a, b) => Number(active(b.uploadId)) - Number(active(a.uploadId)) || b.createdAt - a.createdAt),
+    sellers: json.sellers.map((s) => {
+      const pending = uploads.some((u) => u.sellerId === s.sellerId && !u.done);
+      return { ...s, active: pending, throttled: pending && (s.nextPermitInMs > 0 || s.waitingForPermit > 0) };
+    }),
+    failures,
+    ...(scope.kind === 'operator' ? { pool: { up: snapshot.pool.up, expected: snapshot.pool.expected } } : {}),
+  };
+}
+
+export type ConsoleView = ReturnType<typeof viewOf>;
