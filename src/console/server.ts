@@ -213,7 +213,8 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     '/api/uploads',
     bodyLimit({
       maxSize: opts.maxUploadBytes,
-      onError: (c) => c.json({ error: `the upload is larger than ${opts.maxUploadBytes} bytes: a sheet of 500 products is far smaller; remove images or split the file.` }, 413),
+      // Connection: close, so that the server drops the rest instead of reading it to keep the connection
+      onError: (c) => c.json({ error: `the upload is larger than ${opts.maxUploadBytes} bytes: a sheet of 500 products is far smaller; remove images or split the file.` }, 413, { Connection: 'close' }),
     }),
     async (c) => {
       const { scope, tokenInHeader } = requireAccess(c);

@@ -1,0 +1,165 @@
+/** The console's JSON API and access rules over HTTP, against a real console process. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { FIXTURES_DIR } from '../../src/paths.js';
+import { baseEnv, runCli } from '../helpers/cli.js';
+import { OPS_TOKEN, SECRET, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
+
+const MAX = 200_000;
+let s: ConsoleStage;
+
+beforeAll(async () => {
+  s = await startConsoleStage({ CONSOLE_MAX_UPLOAD_BYTES: String(MAX) }, 1);
+}, 60_000);
+afterAll(async () => { await s?.stop(); });
+
+const ops = { Authorization: `Bearer ${OPS_TOKEN}` };
+const sheet = (name: string) => readFileSync(join(FIXTURES_DIR, name));
+
+function form(file: Buffer, name: string, fields: Record<string, string> = {}): FormData {
+  const f = new FormData();
+  f.append('file', new Blob([file]), name);
+  for (const [k, v] of Object.entries(fields)) f.append(k, v);
+  return f;
+}
+
+async function post(body: FormData | string, headers: Record<string, string> = ops) {
+  const res = await fetch(`${s.url}/api/uploads`, { method: 'POST', body, headers });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+describe('console API', () => {
+  it('answers with a CSP and nosniff, on pages, data and errors alike', async () => {
+    for (const path of ['/ops', '/api/uploads', '/nowhere', `/s/${'x'.repeat(20)}`]) {
+      const res = await fetch(`${s.url}${path}`, { headers: ops });
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    const missing = await fetch(`${s.url}/nowhere`);
+    expect(missing.status).toBe(404);
+    expect(Object.keys(await missing.json())).toEqual(['error']);
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+  });
+
+  it('wants credentials: none is 401, a wrong token 403', async () => {
+    const none = await fetch(`${s.url}/api/uploads`);
+    expect(none.status).toBe(401);
+    expect(Object.keys(await none.json())).toEqual(['error']);
+    expect((await fetch(`${s.url}/api/uploads`, { headers: { Authorization: 'Bearer wrong' } })).status).toBe(403);
+    expect((await fetch(`${s.url}/api/uploads`, { headers: ops })).status).toBe(200);
+  });
+
+  it('checks and enqueues like `upload`, with the same upload id; the seller of a seller token wins', async () => {
+    const dry = await post(form(sheet('with-errors.xlsx'), 'with-errors.xlsx', { seller: 'API1', dryRun: '1' }));
+    expect(dry.status).toBe(200);
+    const cli = JSON.parse((await runCli(['upload', join(FIXTURES_DIR, 'with-errors.xlsx'), '--seller', 'API1', '--dry-run', '--json'], s.stage.env)).stdout);
+    expect(dry.body).toEqual(cli);
+
+    const link = s.sellerLink('API2');
+    const token = link.slice(link.indexOf('/s/') + 3);
+    const real = await post(form(sheet('seller-c-7.xlsx'), '../../etc/passwd.xlsx', { seller: 'SOMEONE-ELSE' }), { Authorization: `Bearer ${token}` });
+    expect(real.status).toBe(200);
+    expect(real.body).toMatchObject({ sellerId: 'API2', rows: 7, enqueued: 7, alreadyUploaded: false, file: 'passwd.xlsx' });
+    const again = JSON.parse((await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'API2', '--json'], s.stage.env)).stdout);
+    expect(again).toMatchObject({ uploadId: real.body.uploadId, enqueued: 0, alreadyUploaded: true });
+
+    const operatorWithoutSeller = await post(form(sheet('seller-c-7.xlsx'), 'x.xlsx'));
+    expect(operatorWithoutSeller.status).toBe(422);
+    expect(operatorWithoutSeller.body.error).toMatch(/seller/);
+  });
+
+  it('refuses a file that is not a sheet with 422 and one sentence', async () => {
+    for (const [bytes, name] of [[Buffer.from('%PDF-1.4 not a sheet'), 'report.xlsx'], [Buffer.from('<html><body>hi</body></html>'), 'page.xlsx'], [Buffer.alloc(0), 'empty.xlsx']] as const) {
+      const r = await post(form(bytes, name, { seller: 'API3' }));
+      expect(r.status).toBe(422);
+      expect(Object.keys(r.body)).toEqual(['error']);
+      expect(String(r.body.error)).not.toMatch(/\n|at .*\.js/);
+    }
+    const notMultipart = await post('just text', { ...ops, 'Content-Type': 'text/plain' });
+    expect(notMultipart.status).toBe(422);
+  });
+
+  it('413 past CONSOLE_MAX_UPLOAD_BYTES: declared too large is refused before reading, and a stream is cut at the limit', async () => {
+    // on a connection of its own: the server closes it rather than read the rest
+    const declared = new Request(`${s.url}/api/uploads`, { method: 'POST', body: form(Buffer.alloc(MAX + 1000, 1), 'big.xlsx', { seller: 'API4' }) });
+    const bytes = Buffer.from(await declared.arrayBuffer());
+    const url = new URL(s.url);
+    const big = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({
+        host: url.hostname, port: url.port, path: '/api/uploads', method: 'POST', agent: false,
+        headers: { ...ops, 'Content-Type': declared.headers.get('content-type')!, 'Content-Length': String(bytes.length) },
+      }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.end(bytes);
+    });
+    expect(big.status).toBe(413);
+    expect(Object.keys(JSON.parse(big.body))).toEqual(['error']);
+
+    // chunked, no length: the answer comes while the client is still sending, long before 10 MB
+    const result = await new Promise<{ status: number; sentWhenAnswered: number }>((resolve, reject) => {
+      let sent = 0;
+      let done = false;
+      const req = http.request({
+        host: url.hostname, port: url.port, path: '/api/uploads', method: 'POST', agent: false,
+        headers: { ...ops, 'Content-Type': 'multipart/form-data; boundary=xyz', 'Transfer-Encoding': 'chunked' },
+      }, (res) => {
+        done = true;
+        resolve({ status: res.statusCode ?? 0, sentWhenAnswered: sent });
+        res.resume();
+        req.destroy();
+      });
+      req.on('error', (err) => { if (!done) reject(err); });
+      const chunk = Buffer.alloc(16_384, 65);
+      const pump = () => {
+        if (done) return;
+        if (sent >= 10_000_000) { req.end(); return; }
+        sent += chunk.length;
+        req.write(chunk, () => setTimeout(pump, 1));
+      };
+      pump();
+    });
+    expect(result.status).toBe(413);
+    expect(result.sentWhenAnswered).toBeLessThan(10_000_000);
+  });
+
+  it('refuses a cross-site write even with the operator cookie, and takes a same-origin one', async () => {
+    const login = await fetch(`${s.url}/ops?token=${OPS_TOKEN}`, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/ops');
+    const setCookie = login.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Strict/i);
+    expect(setCookie).not.toContain(OPS_TOKEN);
+    const cookie = setCookie.split(';')[0]!;
+    const body = () => form(sheet('seller-c-7.xlsx'), 'c.xlsx', { seller: 'API5', dryRun: '1' });
+    expect((await post(body(), { Cookie: cookie, Origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post(body(), { Cookie: cookie, Origin: s.url, 'Sec-Fetch-Site': 'cross-site' })).status).toBe(403);
+    expect((await post(body(), { Cookie: cookie })).status).toBe(403); // a cookie alone, no Origin
+    expect((await post(body(), { Cookie: cookie, Origin: s.url })).status).toBe(200);
+    expect((await fetch(`${s.url}/ops?token=wrong-token`)).status).toBe(403);
+  });
+
+  it('refuses to start on a non-loopback host with no operator token, and to sign without a secret', async () => {
+    const env = baseEnv({ REDIS_URL: s.stage.redis.url, CONSOLE_HOST: '0.0.0.0', CONSOLE_PORT: '0' });
+    const r = await runCli(['console'], env, 20_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('CONSOLE_OPERATOR_TOKEN is not set');
+    const link = await runCli(['console', 'link', '--seller', 'S1'], baseEnv({}), 20_000);
+    expect(link.code).toBe(1);
+    expect(link.stderr).toContain('CONSOLE_SECRET is not set');
+    const signed = await runCli(['console', 'link', '--seller', 'S1', '--ttl', '2h'], baseEnv({ CONSOLE_SECRET: SECRET, CONSOLE_PUBLIC_URL: 'https://console.example.com/' }), 20_000);
+    expect(signed.code).toBe(0);
+    expect(signed.stdout).toMatch(/^https:\/\/console\.example\.com\/s\/S1\.\d+\.[A-Za-z0-9_-]{43}\n$/);
+    const badSecret = await runCli(['console', 'link', '--seller', 'S1'], baseEnv({ CONSOLE_SECRET: 'has space' }), 20_000);
+    expect(badSecret.code).toBe(1);
+    expect(badSecret.stderr).not.toContain('has space'); // a secret is never echoed
+  });
+});
