@@ -59,7 +59,7 @@ describe('upload -> worker processes -> registration API', () => {
     const rows = await stage.redis.client().hgetall(`pipeline:up:{S1}:${aJson.uploadId}:rows`);
     const failed = Object.entries(rows).filter(([, v]) => JSON.parse(v).status === 'failed');
     expect(failed.map(([row]) => Number(row)).sort((x, y) => x - y)).toEqual([41, 81, 121]);
-    expect(JSON.parse(failed[0]![1]).reason).toBe('category: category C0139 does not exist');
+    expect(JSON.parse(failed[0]![1]).reason).toBe('category C0139 does not exist');
 
     const stats = await apiStats();
     expect(stats.totals.tooMany).toBe(0);

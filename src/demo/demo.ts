@@ -22,6 +22,10 @@ import { freePort, redisAnswers, startRedisServer, type RedisServer } from '../d
 import type { RegistrationJob } from '../queue.js';
 import { enqueueUpload } from '../upload/enqueue-upload.js';
 import { WorkerPool } from '../worker/supervisor.js';
+import { announcePool } from '../worker/pool-presence.js';
+import { randomBytes } from 'node:crypto';
+import { signSellerToken } from '../console/access.js';
+import { startConsole } from '../cli/console.js';
 
 const RULE = { max: 25, windowMs: 5000, guardMs: 200 };
 const SELLERS = [
@@ -121,6 +125,24 @@ async function main(): Promise<number> {
       }
       redis.disconnect();
     });
+    const stopAnnouncing = announcePool(redis, namespaceOf(prefix), () => ({ up: pool.running, expected: config.workerProcesses }));
+    cleanups.push(stopAnnouncing);
+
+    // the web console on the same Redis: a person can watch the demo in a browser
+    const consoleConfig = loadConfig({
+      ...env,
+      CONSOLE_PORT: String(await freePort()),
+      CONSOLE_HOST: '127.0.0.1',
+      CONSOLE_SECRET: randomBytes(24).toString('base64url'),
+      CONSOLE_OPERATOR_TOKEN: '',
+    });
+    const web = await startConsole(consoleConfig, log);
+    cleanups.push(() => web.close());
+    const link = (sellerId: string) => `${web.url}/s/${signSellerToken(consoleConfig.console.secret, sellerId, Date.now() + 3_600_000)}`;
+    say(`Web console (open these while the demo runs):`);
+    say(`  operator page:       ${web.url}/ops`);
+    for (const { sellerId } of SELLERS) say(`  ${`${sellerId}'s page:`.padEnd(20)} ${link(sellerId)}`);
+
     const connection = bullConnection(config, 'cli');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
     cleanups.push(async () => { await queue.close(); connection.disconnect(); });
@@ -177,6 +199,11 @@ async function main(): Promise<number> {
     const failed = report.uploads.reduce((n, u) => n + u.failed, 0);
     say(`  registered ${registered}, failed ${failed}, 429s seen by the API: ${stats.totals.tooMany}, most registrations of one seller in any ${RULE.windowMs / 1000} s window: ${stats.totals.maxInWindow} (limit ${RULE.max})`);
     say(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const holdS = Number(process.env.DEMO_HOLD_S ?? 0);
+    if (holdS > 0 && !interrupted) {
+      say(`The console stays up for ${holdS} s (DEMO_HOLD_S): ${web.url}/ops`);
+      for (let i = 0; i < holdS && !interrupted; i++) await sleep(1000);
+    }
     return stats.totals.tooMany === 0 ? 0 : 1;
   } finally {
     await cleanup();

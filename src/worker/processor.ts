@@ -162,7 +162,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const result: ProcessResult =
       outcome.kind === 'registered' ? { outcome: 'registered', productId: outcome.productId }
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
-      : { outcome: 'failed', reason: outcome.field ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
+      : { outcome: 'failed', reason: outcome.field && !outcome.reason.startsWith(outcome.field) ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
     // the count and its job's completion (issued later in this turn) leave in one write,
     // and behind them the permit for the row BullMQ fetches with that completion

@@ -20,7 +20,7 @@ const sheet = (name: string) => readFileSync(join(FIXTURES_DIR, name));
 
 function form(file: Buffer, name: string, fields: Record<string, string> = {}): FormData {
   const f = new FormData();
-  f.append('file', new Blob([file]), name);
+  f.append('file', new Blob([new Uint8Array(file)]), name);
   for (const [k, v] of Object.entries(fields)) f.append(k, v);
   return f;
 }

@@ -65,7 +65,7 @@ describe('seller and operator outputs', () => {
     const rows = [2, 3, 4, 5, 6].map((n) => (ws.getRow(n).values as unknown[]).slice(1));
     const byRow = Object.fromEntries(rows.map((v) => [v[0], { status: v[9], productId: v[10], reason: v[11] }]));
     expect(byRow[2]).toMatchObject({ status: 'registered', productId: expect.stringMatching(/^P/) });
-    expect(byRow[3]).toMatchObject({ status: 'failed', reason: 'category: category C9999 does not exist' });
+    expect(byRow[3]).toMatchObject({ status: 'failed', reason: 'category C9999 does not exist' });
     expect(byRow[4]).toMatchObject({ status: 'invalid', reason: expect.stringContaining('whole number') });
     expect(byRow[5]).toMatchObject({ status: 'registered' });
     expect(byRow[6]).toMatchObject({ status: 'duplicate', productId: expect.stringMatching(/^P/) });
