@@ -16,7 +16,7 @@
  * BENCH_CAPACITY_PEERS (capacity), and BENCH_DEBUG (window timings, Redis detail).
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRedisServer, freePort } from '../src/dev/redis-server.js';
 import { namespaceOf, sellerKeys } from '../src/keys.js';
@@ -26,6 +26,7 @@ import { enqueueUpload } from '../src/upload/enqueue-upload.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { CAPACITY } from './scenarios/capacity.js';
+import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
 import {
   BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, cpuMs, median, optimum, round, say, scenario, sheetOf, sleep,
   type Ctx, type ScenarioResult,
@@ -221,7 +222,7 @@ ${legend.join('\n')}
 `;
 }
 
-function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null): string {
+function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity');
   const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
@@ -264,6 +265,19 @@ ${capacity.join('\n')}
 - "Redis µs/row in commands" is INFO commandstats usec: time inside commands, with a script's inner commands
   counted again, and wall time, so a script preempted on this busy 2-core machine counts its wait too.
   "Redis CPU" is the redis-server process's user + system time (/proc), which includes the socket work.
+`}
+${consoleResult === null ? '' : `## console: live updates scale with Redis, not with viewers
+
+One console process, ${consoleResult.sellers} sellers' uploads pending (no pool running, so every command is the
+console's), ${consoleResult.windowMs / 1000} s per measurement. The clients are SSE streams of seller pages, each
+scoped to its seller.
+
+| SSE clients | Redis commands/s | shared reader's snapshots | status events received |
+| --- | --- | --- | --- |
+| 1 | ${consoleResult.commandsPerSec.clients1} | ${consoleResult.snapshots.clients1} | ${consoleResult.eventsReceived.clients1} |
+| 100 | ${consoleResult.commandsPerSec.clients100} | ${consoleResult.snapshots.clients100} | ${consoleResult.eventsReceived.clients100} |
+
+- 100 clients ÷ 1 client: **${consoleResult.ratio}** (target ≤ 1.5).
 `}
 Notes on reading the table:
 - Every scenario runs on the same pool of ${PROCESSES} processes, warmed first
@@ -313,7 +327,8 @@ async function main(): Promise<void> {
     };
     // One pool of 16 processes for everything: each seller's limiter is chosen by its
     // name (`{limiter}--...`), so every limiter runs on the same processes and Redis.
-    await bench.withPool('by-seller', async (ctx) => {
+    const poolScenarios = ['single-500', 'three-sellers', 'single-2000', 'many-sellers'];
+    if (poolScenarios.some(wanted)) await bench.withPool('by-seller', async (ctx) => {
       // a running pool is a warm one: warm these fresh processes before measuring
       await manySellers(bench, 'sliding-window', ctx, 'start', 300);
       if (LIMITERS.includes('sliding-window')) {
@@ -355,11 +370,29 @@ async function main(): Promise<void> {
       results.push(...c.results);
       idleCommandsPerSec = c.idleCommandsPerSec;
     }
-    const uploadMs500 = await uploadWallMs(redisServer.url);
-    say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
-    writeFileSync(join(BENCH_DIR, 'results.json'), `${JSON.stringify({ scenarios: results, uploadMs500, workerRssMb: bench.rssMb, idleCommandsPerSec, elapsedS: Math.round((Date.now() - startedAt) / 1000), throughputNote }, null, 2)}\n`);
-    writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
-    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(results, uploadMs500, bench.rssMb, (Date.now() - startedAt) / 1000, throughputNote, idleCommandsPerSec));
+    let consoleResult: ConsoleResult | undefined;
+    if (wanted('console')) consoleResult = await consoleScenario();
+    const uploadMs500 = SCENARIOS ? undefined : await uploadWallMs(redisServer.url);
+    if (uploadMs500 !== undefined) say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
+    const elapsedS = Math.round((Date.now() - startedAt) / 1000);
+    // a partial run (BENCH_SCENARIOS) replaces only what it measured
+    const resultsPath = join(BENCH_DIR, 'results.json');
+    const previous = SCENARIOS && existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown> & { scenarios: ScenarioResult[] }) : undefined;
+    const scenarios = previous ? [...previous.scenarios.filter((x) => !SCENARIOS!.includes(x.name)), ...results] : results;
+    const out = {
+      ...previous,
+      scenarios,
+      uploadMs500: uploadMs500 ?? previous?.uploadMs500 ?? null,
+      workerRssMb: previous && !wanted('single-500') ? previous.workerRssMb : bench.rssMb,
+      idleCommandsPerSec: idleCommandsPerSec ?? previous?.idleCommandsPerSec ?? null,
+      console: consoleResult ?? previous?.console ?? null,
+      elapsedS: previous ? previous.elapsedS : elapsedS,
+      throughputNote: throughputNote || (previous?.throughputNote ?? ''),
+      ...(previous ? { lastPartialRun: { scenarios: SCENARIOS, elapsedS } } : {}),
+    };
+    writeFileSync(resultsPath, `${JSON.stringify(out, null, 2)}\n`);
+    if (chart.length > 0) writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
+    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {
     await api.close();
