@@ -47,6 +47,20 @@ describe('Redis settings at start-up', () => {
     expect(strict.stdout + strict.stderr).not.toMatch(/worker process ready/);
   });
 
+  it('the console warns about an evicting Redis, and with --strict refuses to start', async () => {
+    redis = await startRedis(['--maxmemory-policy', 'allkeys-random']);
+    const env = { ...envFor(redis), CONSOLE_PORT: '0' };
+    const web = startCli(['console'], env);
+    await web.waitFor(/maxmemory-policy allkeys-random/);
+    await web.waitFor(/console listening/);
+    expect(await web.stop('SIGTERM')).toBe(0);
+
+    const strict = await runCli(['console', '--strict'], env, 30_000);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/maxmemory-policy allkeys-random.*--strict refuses to start\./);
+    expect(strict.stdout + strict.stderr).not.toMatch(/console listening/);
+  });
+
   it('says once that the settings cannot be read when CONFIG is refused, and goes on', async () => {
     redis = await startRedis(['--rename-command', 'CONFIG', '']);
     const env = envFor(redis);
