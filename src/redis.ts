@@ -207,14 +207,21 @@ export function describeRedis(config: Config): string {
     : `Redis at ${maskUrl(config.redisUrl)}`;
 }
 
+/** How long a command-line run waits to reach Redis at start (ms). */
+const CONNECT_BOUND_MS = 10_000;
+
 /**
  * Connects and pings once.
  * @throws RedisUnavailable with one sentence naming where Redis was expected.
  */
 export async function connectChecked(client: RedisClient, config: Config): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.connect();
-    await client.ping();
+    // bounded: a cluster that gives up mid-failover may leave connect() unsettled
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_BOUND_MS} ms`)), CONNECT_BOUND_MS);
+    });
+    await Promise.race([client.connect().then(() => client.ping()), timeout]);
   } catch (err) {
     client.disconnect();
     const cause = lastErrors.get(client) ?? err;
@@ -222,6 +229,8 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     throw new RedisUnavailable(
       `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES / REDIS_SENTINELS.`,
     );
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -2,7 +2,8 @@
 import type { Config } from '../config.js';
 import { formatDuration } from '../progress/eta.js';
 import { readStatus, statusJson, type StatusReport } from '../progress/status.js';
-import { connectChecked, createRedis } from '../redis.js';
+import { ReplyError } from 'ioredis';
+import { connectChecked, createRedis, RedisUnavailable } from '../redis.js';
 import { EXIT } from './exit.js';
 import { watchStatus } from './status-watch.js';
 
@@ -18,9 +19,21 @@ export interface StatusFlags {
 export async function statusCommand(flags: StatusFlags, config: Config): Promise<number> {
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
+  // --wait outlives a failover: it reads on a connection that waits for Redis,
+  // each read bounded, and gives up only after RETRY_FOR_MS of failures
+  let waiting: typeof redis | undefined;
   try {
     const filter = { uploadId: flags.upload, sellerId: flags.seller };
-    let report = await readStatus(redis, config, filter);
+    const read = async () => {
+      if (!flags.wait) return readStatus(redis, config, filter);
+      if (!waiting) {
+        waiting = createRedis(config, 'worker');
+        waiting.connect().catch(() => undefined);
+      }
+      const client = waiting;
+      return retryRedis(() => withTimeout(readStatus(client, config, filter), READ_TIMEOUT_MS));
+    };
+    let report = await read();
     if ((flags.upload || flags.seller) && report.uploads.length === 0) {
       const what = flags.upload ? `upload ${flags.upload}` : `seller ${flags.seller}`;
       process.stderr.write(`No ${what} is known (it may have expired): check the id with \`bulk-register status\`.\n`);
@@ -37,13 +50,45 @@ export async function statusCommand(flags: StatusFlags, config: Config): Promise
       process.once('SIGTERM', onSignal);
       while (!stop && report.uploads.some((u) => !u.done)) {
         await new Promise((r) => setTimeout(r, flags.intervalMs ?? 1000));
-        report = await readStatus(redis, config, filter);
+        report = await read();
       }
     }
     process.stdout.write(flags.json ? `${JSON.stringify(statusJson(report))}\n` : formatStatus(report));
     return EXIT.ok;
   } finally {
     redis.disconnect();
+    waiting?.disconnect();
+  }
+}
+
+/** How long --wait keeps retrying a Redis that fails (a failover takes seconds), in ms. */
+export const RETRY_FOR_MS = 60_000;
+const READ_TIMEOUT_MS = 10_000;
+
+class ReadTimeout extends Error {
+  override readonly name = 'ReadTimeout';
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new ReadTimeout(`no answer from Redis within ${ms} ms`)), ms); })])
+    .finally(() => clearTimeout(timer));
+}
+
+/** `fn`, retried every 500 ms while Redis fails (not for other errors), for at most RETRY_FOR_MS. */
+async function retryRedis<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + RETRY_FOR_MS;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const redisError = err instanceof ReplyError || err instanceof ReadTimeout || /Cluster|connect|Connection|ECONN|MOVED|CLUSTERDOWN|TRYAGAIN|LOADING/i.test((err as Error).message);
+      if (!redisError || Date.now() > deadline) {
+        if (redisError) throw new RedisUnavailable(`Redis kept failing for ${RETRY_FOR_MS / 1000} s (${(err as Error).message.split('\n')[0]}): check that it is up.`);
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 }
 

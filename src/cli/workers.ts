@@ -3,6 +3,8 @@ import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import { QUEUE_NAME, namespaceOf } from '../keys.js';
 import { announcePool } from '../worker/pool-presence.js';
+import { createReconciler, STALL_MS } from '../upload/reconcile.js';
+import { limiterFor } from '../progress/status.js';
 import type { Logger } from '../logger.js';
 import { bullConnection, createRedis, describeRedis } from '../redis.js';
 import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
@@ -60,6 +62,15 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     onSlotChange: (slot, up) => metrics.slot(slot, up),
   });
   pool.start();
+  // uploads whose counters fell behind their finished jobs (a lossy failover on a cluster) are healed
+  const reconcile = createReconciler(redis, limiterFor(redis, config), config, log);
+  let reconciling = false;
+  const reconcileTimer = setInterval(() => {
+    if (reconciling || redis.status !== 'ready') return;
+    reconciling = true;
+    reconcile().catch((err: Error) => log.warn({ err }, 'could not check uploads against their jobs')).finally(() => { reconciling = false; });
+  }, STALL_MS);
+  reconcileTimer.unref();
   // for the console: processes up against expected
   const stopAnnouncing = announcePool(redis, namespaceOf(config.queuePrefix), () => ({ up: pool.running, expected: config.workerProcesses }));
   const server = await serveMetrics(
@@ -80,6 +91,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     process.once('SIGINT', () => onSignal('SIGINT'));
     process.once('SIGTERM', () => onSignal('SIGTERM'));
   });
+  clearInterval(reconcileTimer);
   await pool.stop();
   await stopAnnouncing();
   await server?.close();

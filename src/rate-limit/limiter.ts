@@ -120,6 +120,9 @@ export interface PermitLimiter {
   peek(sellerId: string): Promise<PeekResult>;
 }
 
+/** Sellers whose last grant a process tracks on a cluster (the most recent ones). */
+const MAX_TRACKED_GRANTS = 2000;
+
 /** Sends granted on a re-check, by send id -> grant time (Redis ms); a few in flight per process. */
 const MAX_TRACKED_SENDS = 64;
 
@@ -142,6 +145,12 @@ export class SellerLimiter implements PermitLimiter {
   gate: Promise<void> | undefined;
   /** The last send this process was granted: after a reconnect, still in Redis unless writes were lost (lost-writes.ts). */
   lastGrant: LastGrant | undefined;
+  /**
+   * On Redis Cluster: each seller's last grant to this process, by its `sent` key
+   * (masters fail over independently, so each vouches only for its own writes;
+   * cluster-failover.ts). Undefined elsewhere.
+   */
+  grants: Map<string, LastGrant> | undefined;
   /**
    * Times the connection closed (the worker process counts them). An ask that was
    * out when it closed is sent again by ioredis to whatever master answers next,
@@ -176,8 +185,17 @@ export class SellerLimiter implements PermitLimiter {
       const [, , limit, windowMs, , redisNow, slot] = reply;
       return { granted: false, waitMs: 100, limit, windowMs, event: undefined, redisNow, slot };
     }
-    if (reply[0] === 1) this.lastGrant = { sent: k.sent, sendId, at: reply[5] };
+    if (reply[0] === 1) this.noteGrant({ sent: k.sent, sendId, at: reply[5] });
     return this.permitOf(sendId, reply);
+  }
+
+  private noteGrant(grant: LastGrant): void {
+    this.lastGrant = grant;
+    if (!this.grants) return;
+    this.grants.delete(grant.sent);
+    this.grants.set(grant.sent, grant);
+    // bounded: the oldest first (a Map keeps insertion order)
+    if (this.grants.size > MAX_TRACKED_GRANTS) this.grants.delete(this.grants.keys().next().value!);
   }
 
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
@@ -191,7 +209,7 @@ export class SellerLimiter implements PermitLimiter {
     // out when the connection closed: the row asks for its own permit, through the check
     if (reply.length === 0 || this.connectionDrops !== drops) return undefined;
     const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId] = reply;
-    if (granted === 1) this.lastGrant = { sent: this.keys(sellerId).sent, sendId, at: redisNow };
+    if (granted === 1) this.noteGrant({ sent: this.keys(sellerId).sent, sendId, at: redisNow });
     return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]) };
   }
 

@@ -62,7 +62,7 @@ export type ProcessorEvent = Outcome | 'permit' | 'delayed' | 'tooMany';
 export type ProcessResult = { outcome: Outcome; productId?: string; reason?: string };
 
 export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<ProcessResult>) & {
-  /** Resolves once every count sent ahead has been answered (before closing the connection). */
+  /** Resolves once no row is being processed and every count sent ahead has been answered (before closing the connection). */
   settled(): Promise<void>;
 };
 
@@ -185,9 +185,18 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return result;
   }
 
-  return Object.assign(processRegistration, {
+  /** Rows being processed now (their API calls and counts). */
+  const inHand = new Set<Promise<unknown>>();
+  const tracked = (...args: Parameters<typeof processRegistration>) => {
+    const p = processRegistration(...args);
+    inHand.add(p);
+    p.then(() => inHand.delete(p), () => inHand.delete(p));
+    return p;
+  };
+  return Object.assign(tracked, {
     settled: async () => {
-      await Promise.all([...countsInFlight]);
+      // a row finishing adds its count: wait until neither is left
+      while (inHand.size > 0 || countsInFlight.size > 0) await Promise.allSettled([...inHand, ...countsInFlight]);
     },
   });
 }

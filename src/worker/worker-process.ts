@@ -16,7 +16,12 @@ import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 import { createWakeKicker } from './wake-kick.js';
 import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
-import { checkLostWrites, recordedSuspectUntil } from '../rate-limit/lost-writes.js';
+import { checkLostWrites, recordedSuspectUntil, SETTLE_MS } from '../rate-limit/lost-writes.js';
+import { checkClusterGrants, masterLayout } from '../rate-limit/cluster-failover.js';
+import { Cluster } from 'ioredis';
+
+/** How long a stop waits for BullMQ's close once the jobs in hand are settled (ms). */
+export const CLOSE_GRACE_MS = 2000;
 
 function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
@@ -92,6 +97,70 @@ function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, config: Con
   }, 1000).unref();
 }
 
+/**
+ * Redis Cluster (cluster-failover.ts): when the masters change, no send until
+ * the cluster settled and this process's recent grants were found on their
+ * masters; a missing one pauses every seller for a window. Every second the
+ * worker reads whether another worker found one missing.
+ */
+function guardClusterFailover(cluster: Cluster & RedisClient, limiter: SellerLimiter, config: Config, log: Logger): void {
+  limiter.grants = new Map();
+  const ns = namespaceOf(config.queuePrefix);
+  const spanMs = config.rateLimitWindowMs + config.rateLimitGuardMs;
+  let release: (() => void) | undefined;
+  let layout = '';
+  let checking = false;
+  let again = false;
+  const suspect = (until: number, why: string) => {
+    if (until <= limiter.suspectUntil) return;
+    limiter.suspectUntil = until;
+    log.warn({ suspectUntil: until, why }, 'a Redis master may have lost its last writes (it failed over): no seller sends until a whole window has passed');
+  };
+  const check = async (): Promise<void> => {
+    if (checking) { again = true; return; }
+    checking = true;
+    try {
+      do {
+        again = false;
+        // let the failover finish and the other processes report what they miss
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        while (cluster.status !== 'ready') await new Promise((r) => setTimeout(r, 200));
+        const { until, missing } = await checkClusterGrants(cluster, ns, spanMs, limiter.grants!.values());
+        if (missing) suspect(until, `this worker's grant ${missing.sendId} (${missing.sent}) is not on its master any more`);
+        suspect((await recordedSuspectUntil(cluster, ns)).until, 'another worker found writes missing');
+      } while (again);
+      limiter.gate = undefined;
+      release?.();
+      release = undefined;
+    } catch (err) {
+      log.warn({ err }, 'could not check the cluster for lost writes; trying again');
+      checking = false;
+      setTimeout(() => void check(), 500).unref();
+      return;
+    }
+    checking = false;
+  };
+  const changed = (why: string) => {
+    limiter.connectionDrops++;
+    if (!release) {
+      limiter.gate = new Promise<void>((resolve) => { release = resolve; });
+      log.info({ why }, 'Redis Cluster masters changed: sends wait while every worker checks for lost writes');
+    }
+    void check();
+  };
+  cluster.on('-node', () => changed('a node left'));
+  cluster.on('node error', () => changed('a node failed'));
+  cluster.on('refresh', () => {
+    const now = masterLayout(cluster.slots);
+    if (layout !== '' && now !== layout) changed('the slots moved to another master');
+    layout = now;
+  });
+  setInterval(() => {
+    if (cluster.status !== 'ready' || limiter.gate) return;
+    recordedSuspectUntil(cluster, ns).then(({ until }) => suspect(until, 'another worker found writes missing'), () => undefined);
+  }, 1000).unref();
+}
+
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
   const redis: RedisClient = createRedis(config, 'worker');
   let waitingLogged = 0;
@@ -112,7 +181,10 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     holdMs: config.apiTimeoutMs,
   };
   const limiter = opts.makeLimiter ? opts.makeLimiter(redis, settings) : new SellerLimiter(redis, settings);
-  if (limiter instanceof SellerLimiter && config.redisClusterNodes.length === 0) guardLostWrites(redis, limiter, config, log);
+  if (limiter instanceof SellerLimiter) {
+    if (redis instanceof Cluster) guardClusterFailover(redis, limiter, config, log);
+    else guardLostWrites(redis, limiter, config, log);
+  }
   // Events go to the supervisor in batches (metrics, bench), not one IPC message each.
   const counts = new Map<string, number>();
   const waits: number[] = [];
@@ -203,8 +275,13 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       } catch {
         // the log's pipe may be gone with the supervisor
       }
-      await worker.close().catch(() => undefined);
+      // BullMQ's close waits for the jobs in hand, then for its connections. After a
+      // failover its blocking connection may still wait on the dead master, or a write
+      // may wait for a node that will not answer: once the jobs in hand are settled,
+      // the close gets CLOSE_GRACE_MS and the process goes on without it.
+      const closed = worker.close().catch(() => undefined);
       await processor.settled();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
       kicker.stop();
       flush();
       api.close();

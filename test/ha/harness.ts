@@ -39,6 +39,11 @@ export interface RunResult {
   recoveryMs: number;
   /** Rows `status` reported as lost (the jobs Redis lost). */
   statusLost: number;
+  /** Rows whose count at the end differs from what the API registered (sum over uploads). */
+  countMismatch?: number;
+  /** After the run: how long SIGTERM took to stop the pool, and processes left 20 s after it. */
+  stopMs?: number;
+  leftRunning?: number;
   note?: string;
 }
 
@@ -75,6 +80,7 @@ export async function waitUntil(what: string, test: () => Promise<boolean> | boo
 export async function runCase(
   name: string, run: number, redisEnv: Record<string, string>,
   fault: (stage: Stage) => Promise<number>,
+  opts: { env?: Record<string, string>; afterDone?: (stage: Stage) => Promise<Partial<RunResult>> } = {},
 ): Promise<RunResult> {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
@@ -85,6 +91,7 @@ export async function runCase(
     // 4 processes x 2 slots: about 40 rows/s at 200 ms, so the first window's 150 rows take
     // about 4 s and the fault (at 40 registered) lands while rows are being sent
     WORKER_PROCESSES: '4', WORKER_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '5000', LOCK_DURATION_MS: '2000', API_TIMEOUT_MS: '5000',
+    ...opts.env,
   });
   const api = startCli(['mock-api', '--port', String(port)], { ...env, MOCK_LATENCY_MS: '150-250' });
   const pool = startCli(['workers'], env);
@@ -119,7 +126,7 @@ export async function runCase(
       done = await runCli(['status', '--wait', '--json'], env, 180_000);
     }
     if (done.code !== 0) throw new Error(`status --wait exited ${done.code}: ${done.stderr}`);
-    const report = JSON.parse(done.stdout) as { uploads: Array<{ lost?: number }> };
+    const report = JSON.parse(done.stdout) as { uploads: Array<{ sellerId: string; registered: number; duplicate: number; lost?: number }> };
     const s = await stats();
     const all = Object.values(s.sellers);
     const next = Math.min(...all.flatMap((x) => (x.times ?? []).filter((t) => t >= faultAt + IN_FLIGHT_MS)));
@@ -132,12 +139,17 @@ export async function runCase(
       tooMany: all.reduce((n, x) => n + x.tooMany, 0),
       recoveryMs: Number.isFinite(next) ? next - faultAt : -1,
       statusLost: report.uploads.reduce((n, u) => n + (u.lost ?? 0), 0),
+      countMismatch: SELLERS.reduce((n, seller) => {
+        const counted = report.uploads.filter((u) => u.sellerId === seller).reduce((m, u) => m + u.registered + u.duplicate, 0);
+        return n + Math.abs(counted - (s.sellers[seller]?.registered ?? 0));
+      }, 0),
+      ...(opts.afterDone ? await opts.afterDone(stage) : {}),
     };
     appendFileSync(RESULTS, `${JSON.stringify(result)}\n`);
-    writeFileSync(join(tmpdir(), `bulk-register-ha-${name}-${run}.log`), pool.output());
     console.log(`[ha] ${JSON.stringify(result)}`);
     return result;
   } finally {
+    writeFileSync(join(tmpdir(), `bulk-register-ha-${name}-${run}.log`), pool.output());
     await pool.stop('SIGKILL');
     await api.stop();
   }
