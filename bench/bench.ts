@@ -23,6 +23,7 @@ import { namespaceOf, sellerKeys } from '../src/keys.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
+import { QueueSet } from '../src/queue.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { CAPACITY } from './scenarios/capacity.js';
@@ -37,7 +38,7 @@ type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
 /** Runs the scenarios one after the other on a pool, each on its own sellers (`{kind}--...`). */
 async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], { config, redis, queue }: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
   {
-    const deps = { redis, queue, config, now: Date.now };
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
     const results: ScenarioResult[] = [];
     let chart: number[] = [];
     for (const name of names) {
@@ -105,7 +106,7 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
   const cpu0 = { workers: cpuMs(bench.workerPids), redis: cpuMs([bench.redisPid]) };
   const started = Date.now();
   for (let i = 0; i < sellers.length; i += 50) {
-    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queue, config, now: Date.now }, s, sheetOf(s, 5))));
+    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, s, sheetOf(s, 5))));
   }
   if (process.env.BENCH_DEBUG) say(`    enqueued ${count} uploads in ${Date.now() - started} ms`);
   await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));

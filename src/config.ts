@@ -70,6 +70,7 @@ const schema = z.object({
   REDIS_CLUSTER_NODES: clusterNodes.default([]),
   REDIS_SENTINELS: clusterNodes.default([]),
   REDIS_SENTINEL_NAME: z.string().trim().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected the master\'s name at the Sentinels: 1-64 letters, digits, _ . -').default('mymaster'),
+  QUEUE_SHARDS: intIn(1, 256, 'a whole number of queue shards from 1 to 256').optional(),
   REGISTRATION_API_URL: httpUrl.default('http://127.0.0.1:3000'),
   RATE_LIMIT_MAX: intIn(1, 1_000_000, 'a whole number of registrations from 1 to 1000000').default(100),
   RATE_LIMIT_WINDOW_MS: intIn(1, 86_400_000, 'a whole number of milliseconds from 1 to 86400000').default(60_000),
@@ -110,6 +111,8 @@ export type Config = Readonly<{
   /** Sentinels to ask for the master (REDIS_SENTINELS); empty: REDIS_URL or the cluster. */
   redisSentinels: ReadonlyArray<{ host: string; port: number }>;
   redisSentinelName: string;
+  /** Queues the sellers are spread over; undefined: 1 on a single Redis, 2 per master on a cluster (queue-shards.ts). */
+  queueShards: number | undefined;
   apiUrl: string;
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -167,6 +170,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.REDIS_CLUSTER_NODES.length > 0 && c.REDIS_SENTINELS.length > 0) {
     throw new ConfigError('REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: set one of them (a Redis Cluster, or a master found through Sentinels).');
   }
+  if ((c.QUEUE_SHARDS ?? 1) > 1 && !/\{[^}]+\}/.test(c.QUEUE_PREFIX)) {
+    throw new ConfigError(
+      `QUEUE_PREFIX=${JSON.stringify(c.QUEUE_PREFIX)} is invalid: with QUEUE_SHARDS above 1 it needs a hash tag in braces, such as {bulk-register}, which each shard varies.`,
+    );
+  }
   if (c.REDIS_CLUSTER_NODES.length > 0 && !/\{[^}]+\}/.test(c.QUEUE_PREFIX)) {
     throw new ConfigError(
       `QUEUE_PREFIX=${JSON.stringify(c.QUEUE_PREFIX)} is invalid: in cluster mode (REDIS_CLUSTER_NODES set) it needs a hash tag in braces, such as {bulk-register}, so that each queue's keys share one slot.`,
@@ -177,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisClusterNodes: Object.freeze(c.REDIS_CLUSTER_NODES),
     redisSentinels: Object.freeze(c.REDIS_SENTINELS),
     redisSentinelName: c.REDIS_SENTINEL_NAME,
+    queueShards: c.QUEUE_SHARDS,
     apiUrl: c.REGISTRATION_API_URL.replace(/\/+$/, ''),
     rateLimitMax: c.RATE_LIMIT_MAX,
     rateLimitWindowMs: c.RATE_LIMIT_WINDOW_MS,

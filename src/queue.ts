@@ -3,6 +3,7 @@ import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Config } from './config.js';
 import type { Product } from './excel/fields.js';
 import { QUEUE_NAME } from './keys.js';
+import { shardPrefixes } from './queue-shards.js';
 
 export interface RegistrationJob {
   sellerId: string;
@@ -35,4 +36,65 @@ export function jobOptions(config: Config): JobsOptions {
 
 export function createQueue(config: Config, connection: ConnectionOptions): Queue<RegistrationJob> {
   return new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+}
+
+/**
+ * The shards' queues of one process, opened as needed on one connection (so
+ * that a WAIT on it covers every shard's writes on a single Redis).
+ */
+export class QueueSet {
+  private readonly queues = new Map<string, Queue<RegistrationJob>>();
+
+  constructor(
+    /** The prefixes new uploads are spread over (queue-shards.ts), or how to find them now. */
+    private readonly spread: readonly string[] | (() => readonly string[]),
+    private readonly open: (prefix: string) => Queue<RegistrationJob>,
+  ) {}
+
+  get prefixes(): readonly string[] {
+    return typeof this.spread === 'function' ? this.spread() : this.spread;
+  }
+
+  /** One queue that every upload goes to (tests, the bench). */
+  static of(queue: Queue<RegistrationJob>): QueueSet {
+    const set = new QueueSet([queue.opts.prefix ?? 'bull'], () => queue);
+    set.queues.set(queue.opts.prefix ?? 'bull', queue);
+    return set;
+  }
+
+  /** Queues on `connection` for `prefixes`. */
+  static on(connection: ConnectionOptions, prefixes: readonly string[] | (() => readonly string[])): QueueSet {
+    return new QueueSet(prefixes, (prefix) => new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix }));
+  }
+
+  get(prefix: string): Queue<RegistrationJob> {
+    let q = this.queues.get(prefix);
+    if (!q) {
+      q = this.open(prefix);
+      q.on('error', () => undefined);
+      this.queues.set(prefix, q);
+    }
+    return q;
+  }
+
+  /** The queues opened so far. */
+  opened(): Array<Queue<RegistrationJob>> {
+    return [...this.queues.values()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.opened().map((q) => q.close().catch(() => undefined)));
+  }
+}
+
+/**
+ * The queue prefixes new uploads are spread over: QUEUE_SHARDS of them, or by
+ * default 1 on a single Redis and 2 per master on a cluster (README, "Queue
+ * shards"). `redis` must be connected (a cluster's masters are counted).
+ */
+export function resolveShardPrefixes(config: Config, redis: { nodes?: (role: 'master') => unknown[] }): string[] {
+  const cluster = config.redisClusterNodes.length > 0;
+  const masters = cluster && typeof redis.nodes === 'function' ? redis.nodes('master').length : 1;
+  const shards = config.queueShards ?? (cluster ? Math.max(2, 2 * masters) : 1);
+  return shardPrefixes(config.queuePrefix, shards);
 }

@@ -13,7 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { MockRegistrationApi } from '../../src/mock-api/server.js';
-import { jobIdFor, jobOptions } from '../../src/queue.js';
+import { QueueSet, jobIdFor, jobOptions } from '../../src/queue.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { Bench, RULE, cpuMs, round, sheetOf, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
 
@@ -74,7 +74,7 @@ export async function capacityRun(
   const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
   const small = `${opts.sellerKind}--${opts.tag}small`;
   const bare = opts.limiter === 'bare';
-  const deps = { redis: ctx.redis, queue: ctx.queue, config: ctx.config, now: Date.now };
+  const deps = { redis: ctx.redis, queues: QueueSet.of(ctx.queue), config: ctx.config, now: Date.now };
   const options = jobOptions(ctx.config);
   const uploadedAt = new Map<string, number>();
   const upload = async (seller: string, rows: number) => {

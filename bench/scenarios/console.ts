@@ -14,7 +14,7 @@ import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { QUEUE_NAME } from '../../src/keys.js';
 import { createLogger } from '../../src/logger.js';
-import type { RegistrationJob } from '../../src/queue.js';
+import { QueueSet, type RegistrationJob } from '../../src/queue.js';
 import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { round, say } from '../harness.js';
@@ -74,7 +74,7 @@ export async function consoleScenario(): Promise<ConsoleResult> {
     for (let i = 0; i < SELLERS; i++) {
       const sellerId = `console-${i}`;
       const sheet = await parseSheetBytes(await buildProductSheet(sampleProducts(`CS${i}`, ROWS)), `${sellerId}.xlsx`);
-      await enqueueUpload({ redis, queue, config, now: Date.now }, sellerId, sheet);
+      await enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, sellerId, sheet);
     }
     const link = (i: number) => `${web.url}/api/events?token=${signSellerToken(secret, `console-${i % SELLERS}`, Date.now() + 3_600_000)}`;
 

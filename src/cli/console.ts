@@ -4,16 +4,15 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import { isLoopbackHost, parseTtl, signSellerToken } from '../console/access.js';
 import { ConsoleRefused } from '../console/errors.js';
 import { LiveFeed } from '../console/live.js';
 import { createConsoleApp } from '../console/server.js';
 import { SnapshotReader, type ConsoleSnapshot } from '../console/snapshot.js';
-import { QUEUE_NAME, SELLER_ID } from '../keys.js';
+import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
-import type { RegistrationJob } from '../queue.js';
+import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
 import { bullConnection, createRedis, describeRedis } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
@@ -67,15 +66,15 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
   }
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
-  const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-  queue.on('error', () => undefined);
+  // the shards are counted once Redis answers (a cluster's masters)
+  const queues = QueueSet.on(connection, () => resolveShardPrefixes(config, redis as never));
   const reader = new SnapshotReader(redis, config);
   const feed = new LiveFeed<ConsoleSnapshot>({
     read: () => reader.read(),
     intervalMs: LIVE_INTERVAL_MS,
     onError: (err) => log.warn({ err }, 'console could not read the status from Redis'),
   });
-  const app = createConsoleApp({ redis, queue, config, log, reader, feed, now: Date.now });
+  const app = createConsoleApp({ redis, queues, config, log, reader, feed, now: Date.now });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port ?? config.console.port, hostname: host }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {
@@ -94,7 +93,7 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
       // open SSE streams would hold server.close() forever
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await Promise.race([queues.close(), new Promise((r) => setTimeout(r, 2000).unref())]);
       connection.disconnect();
       redis.disconnect();
     },

@@ -1,11 +1,10 @@
 /** `bulk-register upload <file> --seller <id> [--dry-run] [--json]` */
-import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import { loadSheet, type LoadedSheet } from '../excel/load-sheet.js';
 import { SELLER_ID } from '../keys.js';
-import { QUEUE_NAME } from '../keys.js';
+
 import { bullConnection, connectChecked, createRedis } from '../redis.js';
-import type { RegistrationJob } from '../queue.js';
+import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { submitUpload, type UploadSummary } from '../upload/submit-upload.js';
 import { EXIT, UsageError, safeText } from './exit.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
@@ -36,12 +35,12 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
       throw err;
     }
     const connection = bullConnection(config, 'cli');
-    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+    const queues = QueueSet.on(connection, resolveShardPrefixes(config, redis as never));
     try {
       // enqueued means on a replica, when there is one
-      summary = await submitUpload({ redis, queue, config, now: Date.now }, flags.seller, sheet, false);
+      summary = await submitUpload({ redis, queues, config, now: Date.now }, flags.seller, sheet, false);
     } finally {
-      await queue.close().catch(() => undefined);
+      await queues.close();
       connection.disconnect();
       redis.disconnect();
     }

@@ -1,7 +1,8 @@
 /** `bulk-register workers [--processes N] [--concurrency C]`: runs the pool until SIGINT/SIGTERM. */
-import { Queue } from 'bullmq';
 import type { Config } from '../config.js';
-import { QUEUE_NAME, namespaceOf } from '../keys.js';
+import { namespaceOf } from '../keys.js';
+import { QueueSet, resolveShardPrefixes } from '../queue.js';
+import { queuesKey } from '../queue-shards.js';
 import { announcePool } from '../worker/pool-presence.js';
 import { createReconciler, STALL_MS } from '../upload/reconcile.js';
 import { limiterFor } from '../progress/status.js';
@@ -44,9 +45,12 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   }
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
-  const queue = new Queue(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-  queue.on('error', () => undefined);
-  const metrics = new PoolMetrics(queue);
+  const queues = QueueSet.on(connection, () => resolveShardPrefixes(config, redis as never));
+  const metrics = new PoolMetrics(async () => {
+    for (const prefix of await redis.zrange(queuesKey(namespaceOf(config.queuePrefix)), '0', '-1')) queues.get(prefix);
+    for (const prefix of queues.prefixes) queues.get(prefix);
+    return queues.opened();
+  });
 
   const pool = new WorkerPool({
     processes: config.workerProcesses,
@@ -95,7 +99,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   await pool.stop();
   await stopAnnouncing();
   await server?.close();
-  await queue.close().catch(() => undefined);
+  await queues.close();
   connection.disconnect();
   redis.disconnect();
   log.info('worker pool stopped');

@@ -6,7 +6,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Queue } from 'bullmq';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -20,7 +19,7 @@ import { MAX_FILE_BYTES } from '../excel/sniff-file.js';
 import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { PACKAGE_ROOT } from '../paths.js';
-import type { RegistrationJob } from '../queue.js';
+import type { QueueSet } from '../queue.js';
 import type { RedisClient } from '../redis.js';
 import { buildReport, readReportRows, UnknownUpload } from '../report/upload-report.js';
 import { buildTemplate } from '../report/template.js';
@@ -40,7 +39,7 @@ export const HEARTBEAT_MS = 1500;
 
 export interface ConsoleDeps {
   redis: RedisClient;
-  queue: Queue<RegistrationJob>;
+  queues: QueueSet;
   config: Config;
   log: Logger;
   reader: SnapshotReader;
@@ -245,7 +244,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
         throw err;
       }
       try {
-        const summary = await submitUpload({ redis: deps.redis, queue: deps.queue, config, now: deps.now }, seller, sheet, dryRun);
+        const summary = await submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, dryRun);
         if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
         return c.json(summary, 200);
       } catch (err) {

@@ -8,10 +8,9 @@
  * 429s the API saw (0); cleans up everything it started.
  */
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../config.js';
 import { loadSheet } from '../excel/load-sheet.js';
-import { QUEUE_NAME, namespaceOf } from '../keys.js';
+import { namespaceOf } from '../keys.js';
 import { createLogger } from '../logger.js';
 import { MockRegistrationApi } from '../mock-api/server.js';
 import { FIXTURES_DIR } from '../paths.js';
@@ -19,7 +18,7 @@ import { formatDuration } from '../progress/eta.js';
 import { readStatus } from '../progress/status.js';
 import { bullConnection, connectChecked, createRedis } from '../redis.js';
 import { freePort, redisAnswers, startRedisServer, type RedisServer } from '../dev/redis-server.js';
-import type { RegistrationJob } from '../queue.js';
+import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { enqueueUpload } from '../upload/enqueue-upload.js';
 import { WorkerPool } from '../worker/supervisor.js';
 import { announcePool } from '../worker/pool-presence.js';
@@ -144,14 +143,14 @@ async function main(): Promise<number> {
     for (const { sellerId } of SELLERS) say(`  ${`${sellerId}'s page:`.padEnd(20)} ${link(sellerId)}`);
 
     const connection = bullConnection(config, 'cli');
-    const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-    cleanups.push(async () => { await queue.close(); connection.disconnect(); });
+    const queues = QueueSet.on(connection, resolveShardPrefixes(config, redis as never));
+    cleanups.push(async () => { await queues.close(); connection.disconnect(); });
 
     const started = Date.now();
     const uploads = SELLERS.map(async ({ sellerId, file, at }) => {
       await sleep(at);
       const sheet = await loadSheet(join(FIXTURES_DIR, file));
-      const r = await enqueueUpload({ redis, queue, config, now: Date.now }, sellerId, sheet);
+      const r = await enqueueUpload({ redis, queues, config, now: Date.now }, sellerId, sheet);
       say(`  + ${sellerId} uploaded ${file}: ${r.enqueued} rows enqueued (upload ${r.uploadId}) at ${((Date.now() - started) / 1000).toFixed(1)} s`);
     });
 

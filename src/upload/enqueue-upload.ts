@@ -6,12 +6,12 @@
  * uploaded again for the same seller enqueues nothing.
  */
 import { createHash } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import { jobIdFor, jobOptions, type RegistrationJob } from '../queue.js';
+import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
+import { queuesKey, shardOf } from '../queue-shards.js';
 import { reservePriorities, rowPriority } from './fair-share.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
@@ -22,29 +22,34 @@ export interface EnqueueResult {
   uploadId: string;
   enqueued: number;
   alreadyUploaded: boolean;
+  /** The queue (shard) prefix the rows went to; undefined when nothing was enqueued. */
+  queuePrefix?: string;
 }
 
 const BULK = 250;
 
 export async function enqueueUpload(
-  deps: { redis: RedisClient; queue: Queue<RegistrationJob>; config: Config; now: () => number },
+  deps: { redis: RedisClient; queues: QueueSet; config: Config; now: () => number },
   sellerId: string,
   sheet: LoadedSheet,
 ): Promise<EnqueueResult> {
-  const { redis, queue, config } = deps;
+  const { redis, queues, config } = deps;
   const uploadId = uploadIdFor(sellerId, sheet.sha256);
   const ns = namespaceOf(config.queuePrefix);
   const keys = uploadKeys(ns, sellerId, uploadId);
 
   if ((await redis.hget(keys.upload, 'enqueued')) === '1') return { uploadId, enqueued: 0, alreadyUploaded: true };
 
+  // the seller's shard; recorded with the upload, which stays on it for its whole life
+  const prefix = shardOf(sellerId, queues.prefixes);
+  const queue = queues.get(prefix);
   const createdAt = deps.now();
   const retention = config.uploadRetentionS;
   await redis
     .multi()
     .hset(keys.upload, {
       sellerId, uploadId, file: sheet.file, rows: sheet.rows, total: sheet.valid.length,
-      invalid: new Set(sheet.errors.map((e) => e.row)).size, createdAt,
+      invalid: new Set(sheet.errors.map((e) => e.row)).size, createdAt, queue: prefix,
     })
     .expire(keys.upload, retention)
     .set(keys.sheet, JSON.stringify({ raw: sheet.raw, errors: sheet.errors }), 'EX', retention)
@@ -52,10 +57,14 @@ export async function enqueueUpload(
   await redis.zadd(uploadIndexKey(ns), createdAt, `${sellerId}/${uploadId}`);
   await redis.zremrangebyscore(uploadIndexKey(ns), '-inf', createdAt - retention * 1000);
   await redis.expire(uploadIndexKey(ns), retention);
+  // the workers serve every queue an upload went to, whatever their own QUEUE_SHARDS
+  await redis.zadd(queuesKey(ns), createdAt, prefix);
+  await redis.zremrangebyscore(queuesKey(ns), '-inf', createdAt - retention * 1000);
+  await redis.expire(queuesKey(ns), retention);
 
   const options = jobOptions(config);
   // each row's place in the fair round over all sellers (fair-share.ts)
-  const first = await reservePriorities({ redis, queuePrefix: config.queuePrefix, ns, retentionS: retention }, sellerId, sheet.valid.length);
+  const first = await reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length);
   for (let i = 0; i < sheet.valid.length; i += BULK) {
     await queue.addBulk(
       sheet.valid.slice(i, i + BULK).map(({ row, product }, j) => ({
@@ -66,5 +75,5 @@ export async function enqueueUpload(
     );
   }
   await redis.hset(keys.upload, 'enqueued', 1);
-  return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false };
+  return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
 }

@@ -22,7 +22,7 @@ export const ENQUEUE_GRACE_MS = 60_000;
  */
 export async function lostRows(redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string, nowMs: number): Promise<number[]> {
   const keys = uploadKeys(ns, sellerId, uploadId);
-  const [enqueued, createdAt] = await redis.hmget(keys.upload, 'enqueued', 'createdAt');
+  const [enqueued, createdAt, queuePrefix] = await redis.hmget(keys.upload, 'enqueued', 'createdAt', 'queue');
   if (enqueued !== '1' && nowMs - Number(createdAt ?? nowMs) < ENQUEUE_GRACE_MS) return [];
   const sheetJson = await redis.get(keys.sheet);
   if (!sheetJson) return [];
@@ -34,7 +34,9 @@ export async function lostRows(redis: RedisClient, config: Config, ns: string, s
   const open = valid.filter((_, i) => outcomes[i] === null);
   if (open.length === 0) return [];
   const pipeline = redis.pipeline();
-  for (const row of open) pipeline.exists(`${config.queuePrefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`);
+  // the upload's own shard (uploads made before sharding recorded none: QUEUE_PREFIX)
+  const prefix = queuePrefix ?? config.queuePrefix;
+  for (const row of open) pipeline.exists(`${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`);
   const replies = (await pipeline.exec()) ?? [];
   // a row counted meanwhile (its job finished and was removed between the two reads) is not lost
   const gone = open.filter((_, i) => replies[i]?.[1] === 0);

@@ -29,8 +29,9 @@ interface FinishedJob {
 /** The rows of an upload whose jobs finished but which are not counted. Read-only. */
 export async function uncountedRows(redis: RedisClient, config: Config, sellerId: string, uploadId: string): Promise<FinishedJob[]> {
   const keys = uploadKeys(namespaceOf(config.queuePrefix), sellerId, uploadId);
-  const sheetJson = await redis.get(keys.sheet);
+  const [sheetJson, queuePrefix] = await Promise.all([redis.get(keys.sheet), redis.hget(keys.upload, 'queue')]);
   if (!sheetJson) return [];
+  const prefix = queuePrefix ?? config.queuePrefix;
   const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number }>; errors: Array<{ row: number }> };
   const invalid = new Set(sheet.errors.map((e) => e.row));
   const valid = sheet.raw.map((r) => r.row).filter((row) => !invalid.has(row));
@@ -40,7 +41,7 @@ export async function uncountedRows(redis: RedisClient, config: Config, sellerId
   if (open.length === 0) return [];
   // the jobs all share the queue's hash tag: one pipeline, one node
   const pipeline = redis.pipeline();
-  for (const row of open) pipeline.hmget(`${config.queuePrefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`, 'finishedOn', 'returnvalue', 'failedReason');
+  for (const row of open) pipeline.hmget(`${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`, 'finishedOn', 'returnvalue', 'failedReason');
   const replies = (await pipeline.exec()) ?? [];
   const finished: FinishedJob[] = [];
   open.forEach((row, i) => {

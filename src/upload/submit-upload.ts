@@ -3,12 +3,11 @@
  * console's POST /api/uploads answers. Both call this, so a dry run on the web
  * and on the command line apply the same rules and give the same object.
  */
-import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
 import type { RowError } from '../excel/parse-products.js';
 import type { RedisClient } from '../redis.js';
-import type { RegistrationJob } from '../queue.js';
+import type { QueueSet } from '../queue.js';
 import { enqueueUpload, uploadIdFor } from './enqueue-upload.js';
 import { confirmOnReplica } from './replicated.js';
 
@@ -28,7 +27,7 @@ export interface UploadSummary {
 
 export interface SubmitDeps {
   redis: RedisClient;
-  queue: Queue<RegistrationJob>;
+  queues: QueueSet;
   config: Config;
   now: () => number;
 }
@@ -44,8 +43,10 @@ export async function submitUpload(deps: SubmitDeps | undefined, sellerId: strin
   let alreadyUploaded = false;
   if (!dryRun && sheet.valid.length > 0) {
     if (!deps) throw new Error('submitUpload: enqueueing needs a Redis connection and a queue');
-    ({ uploadId, enqueued, alreadyUploaded } = await enqueueUpload(deps, sellerId, sheet));
-    await confirmOnReplica(deps.redis, deps.queue);
+    let queuePrefix: string | undefined;
+    ({ uploadId, enqueued, alreadyUploaded, queuePrefix } = await enqueueUpload(deps, sellerId, sheet));
+    // the shards' queues share one connection: its WAIT covers whichever one was written
+    await confirmOnReplica(deps.redis, deps.queues.get(queuePrefix ?? deps.queues.prefixes[0]!));
   }
   return {
     uploadId, sellerId, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,

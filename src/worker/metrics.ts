@@ -21,13 +21,18 @@ export class PoolMetrics {
   });
   private readonly up = new Gauge({ name: 'bulk_register_worker_up', help: '1 while the worker process in this slot runs', labelNames: ['slot'] as const, registers: [this.registry] });
 
-  constructor(queue: Queue | undefined) {
-    if (queue) {
+  /** @param queues the queue shards now (their counts are summed: the shards show as one queue) */
+  constructor(queues: (() => Promise<Queue[]>) | undefined) {
+    if (queues) {
       new Gauge({
-        name: 'bulk_register_queue_jobs', help: 'Jobs in the queue by state', labelNames: ['state'] as const, registers: [this.registry],
+        name: 'bulk_register_queue_jobs', help: 'Jobs in the queue by state, over every shard', labelNames: ['state'] as const, registers: [this.registry],
         async collect() {
-          const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
-          for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+          const sum: Record<string, number> = {};
+          for (const queue of await queues()) {
+            const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+            for (const [state, n] of Object.entries(counts)) sum[state] = (sum[state] ?? 0) + n;
+          }
+          for (const [state, n] of Object.entries(sum)) this.set({ state }, n);
         },
       });
     }

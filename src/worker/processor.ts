@@ -50,7 +50,7 @@ export interface ProcessorDeps {
    * in the write that finishes this one (lua/permit-next.lua: single Redis, with
    * countAhead, and a limiter that offers permitNext).
    */
-  permitAhead?: QueueKeys;
+  permitAheadFor?: (job: Job<RegistrationJob>) => QueueKeys;
   /** Called with the host time a delayed job is due (see wake-kick.ts). */
   onDelayed?: (dueAtMs: number) => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
@@ -166,7 +166,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
     // the count and its job's completion (issued later in this turn) leave in one write,
     // and behind them the permit for the row BullMQ fetches with that completion
-    const queue = deps.permitAhead;
+    const queue = deps.permitAheadFor?.(job);
     if (deps.countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? () => askAhead(queue, token, { jobId: job.id!, sellerId }) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;

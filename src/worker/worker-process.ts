@@ -15,10 +15,15 @@ import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorE
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 import { createWakeKicker } from './wake-kick.js';
+import { resolveShardPrefixes } from '../queue.js';
+import { queuesKey } from '../queue-shards.js';
 import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
 import { checkLostWrites, recordedSuspectUntil, SETTLE_MS } from '../rate-limit/lost-writes.js';
 import { checkClusterGrants, masterLayout } from '../rate-limit/cluster-failover.js';
 import { Cluster } from 'ioredis';
+
+/** How often a worker process looks for queue shards it does not serve yet (ms). */
+const QUEUES_REFRESH_MS = 5000;
 
 /** How long a stop waits for BullMQ's close once the jobs in hand are settled (ms). */
 export const CLOSE_GRACE_MS = 2000;
@@ -188,20 +193,27 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // Events go to the supervisor in batches (metrics, bench), not one IPC message each.
   const counts = new Map<string, number>();
   const waits: number[] = [];
+  // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
+  const answerTime = new AnswerTime();
+  /** One BullMQ Worker per queue shard; the process's slots are shared among them. */
+  const workers = new Map<string, Worker<RegistrationJob, ProcessResult>>();
+  let slots = config.workerConcurrency === 'auto' ? 1 : config.workerConcurrency;
+  const slotsEach = () => Math.max(1, Math.ceil(slots / Math.max(1, workers.size)));
+  const rebalance = () => {
+    for (const w of workers.values()) if (w.concurrency !== slotsEach()) w.concurrency = slotsEach();
+  };
   const flush = () => {
     if (counts.size === 0 && waits.length === 0) return;
     const batch = [...counts].map(([k, n]) => {
       const [event, sellerId] = k.split('\t') as [ProcessorEvent, string];
       return [event, sellerId, n] as [ProcessorEvent, string, number];
     });
-    send({ type: 'events', counts: batch, waitsMs: waits.splice(0), ...(worker ? { concurrency: worker.concurrency } : {}) });
+    const concurrency = [...workers.values()].reduce((n, w) => n + w.concurrency, 0);
+    send({ type: 'events', counts: batch, waitsMs: waits.splice(0), ...(workers.size > 0 ? { concurrency } : {}) });
     counts.clear();
   };
   setInterval(flush, 250).unref();
   const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
-  // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
-  const answerTime = new AnswerTime();
-  let worker: Worker<RegistrationJob, ProcessResult> | undefined;
   const api: typeof client = config.workerConcurrency !== 'auto' ? client : {
     close: () => client.close(),
     async register(...args) {
@@ -209,21 +221,25 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       try {
         return await client.register(...args);
       } finally {
-        const slots = concurrencyFor(answerTime.observe(performance.now() - started));
-        if (worker && worker.concurrency !== slots) worker.concurrency = slots;
+        const now = concurrencyFor(answerTime.observe(performance.now() - started));
+        if (now !== slots) {
+          slots = now;
+          rebalance();
+        }
       }
     },
   };
   // On a single Redis the worker's BullMQ commands share the limiter's connection,
   // so a row's count always reaches Redis before its job is finished (countAhead).
   const cluster = config.redisClusterNodes.length > 0;
-  // a read of a key that never exists, in the queue's own slot (the node the workers block on)
-  const kicker = createWakeKicker(() => redis.exists(`${config.queuePrefix}:wake`));
+  // a read of a key that never exists, in each queue's own slot (the nodes the workers block on)
+  const kicker = createWakeKicker(() => Promise.all([...workers.keys()].map((prefix) => redis.exists(`${prefix}:wake`))));
   const processor = createProcessor({
     redis, limiter, api, log,
     countAhead: !cluster,
-    // on a single Redis the next row's permit is asked in the write that finishes this one
-    permitAhead: cluster ? undefined : { active: `${config.queuePrefix}:${QUEUE_NAME}:active`, jobPrefix: `${config.queuePrefix}:${QUEUE_NAME}:` },
+    // on a single Redis the next row's permit is asked in the write that finishes this one,
+    // on the queue the finished row came from (BullMQ fetches the next one from it)
+    permitAheadFor: cluster ? undefined : (job) => ({ active: `${job.queueQualifiedName}:active`, jobPrefix: `${job.queueQualifiedName}:` }),
     onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
@@ -236,35 +252,42 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   });
 
   const connection = cluster ? bullConnection(config, 'worker') : redis;
-  worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
-    connection,
-    prefix: config.queuePrefix,
-    concurrency: config.workerConcurrency === 'auto' ? 1 : config.workerConcurrency,
-    // Recovery from a killed process in seconds: the lock lapses after lockDuration,
-    // and the stalled check (every lockDuration / 2) moves the job back to wait.
-    lockDuration: config.lockDurationMs,
-    stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
-    maxStalledCount: 3,
-    settings: { backoffStrategy: (attemptsMade: number) => backoffWithJitter(attemptsMade) },
-    ...(opts.queueLimiter ? { limiter: opts.queueLimiter } : {}),
-    autorun: false,
-  });
-  worker.on('error', onRedisError);
-  worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
-    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-    if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
-    // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
-    const { sellerId, uploadId, row } = job.data;
-    limiter
-      .complete(
-        { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
-        { outcome: 'failed', detail: { status: 'failed', outcome: 'failed', reason: err.message } },
-        config.uploadRetentionS,
-      )
-      .catch((e: Error) => log.error({ err: e, sellerId, uploadId, row }, 'could not record a failed row'));
-  });
-
+  const runs: Array<Promise<void>> = [];
   let stopping: Promise<void> | undefined;
+  const startWorker = (prefix: string): Worker<RegistrationJob, ProcessResult> => {
+    const worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
+      connection,
+      prefix,
+      concurrency: 1,
+      // Recovery from a killed process in seconds: the lock lapses after lockDuration,
+      // and the stalled check (every lockDuration / 2) moves the job back to wait.
+      lockDuration: config.lockDurationMs,
+      stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
+      maxStalledCount: 3,
+      settings: { backoffStrategy: (attemptsMade: number) => backoffWithJitter(attemptsMade) },
+      ...(opts.queueLimiter ? { limiter: opts.queueLimiter } : {}),
+      autorun: false,
+    });
+    worker.on('error', onRedisError);
+    worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
+      if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+      if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
+      // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
+      const { sellerId, uploadId, row } = job.data;
+      limiter
+        .complete(
+          { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
+          { outcome: 'failed', detail: { status: 'failed', outcome: 'failed', reason: err.message } },
+          config.uploadRetentionS,
+        )
+        .catch((e: Error) => log.error({ err: e, sellerId, uploadId, row }, 'could not record a failed row'));
+    });
+    workers.set(prefix, worker);
+    rebalance();
+    runs.push(worker.run());
+    return worker;
+  };
+
   const stop = (why: string) => {
     stopping ??= (async () => {
       // The deadline first: nothing below (a dead log pipe, an unreachable Redis) may keep this process alive.
@@ -279,7 +302,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       // failover its blocking connection may still wait on the dead master, or a write
       // may wait for a node that will not answer: once the jobs in hand are settled,
       // the close gets CLOSE_GRACE_MS and the process goes on without it.
-      const closed = worker.close().catch(() => undefined);
+      const closed = Promise.all([...workers.values()].map((w) => w.close().catch(() => undefined)));
       await processor.settled();
       await Promise.race([closed, new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
       kicker.stop();
@@ -300,10 +323,21 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     if (m?.type === 'shutdown') stop('pool shutdown');
   });
 
-  const running = worker.run();
-  await worker.waitUntilReady();
+  // Every queue shard: this process's QUEUE_SHARDS, and every queue an upload went to
+  // (another QUEUE_SHARDS, an earlier one): none is left without a worker.
+  const ns = namespaceOf(config.queuePrefix);
+  const serveAll = async () => {
+    if (redis.status !== 'ready') return;
+    const prefixes = new Set([...resolveShardPrefixes(config, redis as never), ...(await redis.zrange(queuesKey(ns), '0', '-1'))]);
+    for (const prefix of prefixes) if (!workers.has(prefix) && !stopping) startWorker(prefix);
+  };
+  while (redis.status !== 'ready') await new Promise((r) => redis.once('ready', r));
+  await serveAll();
+  if (workers.size === 0) startWorker(config.queuePrefix);
+  setInterval(() => void serveAll().catch((err: Error) => onRedisError(err)), QUEUES_REFRESH_MS).unref();
+  await Promise.all([...workers.values()].map((w) => w.waitUntilReady()));
   send({ type: 'ready' });
-  log.info({ ns: namespaceOf(config.queuePrefix) }, 'worker process ready');
-  await running;
+  log.info({ ns, queues: workers.size }, 'worker process ready');
+  // runs grows as shards are added; the process ends with stop()
+  for (let i = 0; i < runs.length; i++) await runs[i];
 }
-

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { QUEUE_NAME } from '../../src/keys.js';
 import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { createRedis } from '../../src/redis.js';
-import type { RegistrationJob } from '../../src/queue.js';
+import { QueueSet, type RegistrationJob } from '../../src/queue.js';
 import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { readStatus } from '../../src/progress/status.js';
@@ -45,7 +45,7 @@ describe('fair share of a saturated pool', () => {
     const config = loadConfig(stage.env);
     const redis = createRedis(config, 'cli');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection: { url: stage.redis.url } as never, prefix: config.queuePrefix });
-    const deps = { redis, queue, config, now: Date.now };
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
     try {
       for (const s of SELLERS) await enqueueUpload(deps, s, sheetOf(s, ROWS));
       const pool = stage.pool(2);

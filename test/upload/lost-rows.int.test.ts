@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { QUEUE_NAME, namespaceOf, uploadKeys } from '../../src/keys.js';
 import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { bullConnection, createRedis, type RedisClient } from '../../src/redis.js';
-import { jobIdFor, type RegistrationJob } from '../../src/queue.js';
+import { QueueSet, jobIdFor, type RegistrationJob } from '../../src/queue.js';
 import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { readStatus } from '../../src/progress/status.js';
@@ -46,7 +46,7 @@ describe('rows Redis lost', () => {
     const c = config();
     const connection = bullConnection(c, 'cli');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: c.queuePrefix });
-    const { uploadId } = await enqueueUpload({ redis, queue, config: c, now: Date.now }, 'LR1', sheetOf('LR1', 5));
+    const { uploadId } = await enqueueUpload({ redis, queues: QueueSet.of(queue), config: c, now: Date.now }, 'LR1', sheetOf('LR1', 5));
     await queue.close();
     connection.disconnect();
     const ns = namespaceOf(c.queuePrefix);

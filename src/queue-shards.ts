@@ -1,0 +1,66 @@
+/**
+ * Queue shards (QUEUE_SHARDS): the sellers are spread over that many BullMQ
+ * queues, each under its own hash tag, so that a Redis Cluster places them on
+ * different masters. Shard i's tag is chosen so that its slot falls in the
+ * i-th of n equal slot ranges: a cluster that splits its slots evenly over
+ * its masters (as `redis-cli --cluster create` does) then gets the shards
+ * evenly too. One shard is the plain QUEUE_PREFIX, as before sharding.
+ * A seller's shard follows from its id; an upload records its shard's prefix,
+ * so a change of QUEUE_SHARDS moves new uploads only. Pure.
+ */
+
+const SLOTS = 16384;
+
+/** CRC16/XMODEM, as Redis Cluster computes key slots. */
+function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** The cluster slot of `key` (its hash tag's, when it has a non-empty one). */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  if (open !== -1) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) key = key.slice(open + 1, close);
+  }
+  return crc16(new TextEncoder().encode(key)) % SLOTS;
+}
+
+/**
+ * The queue prefixes of `shards` shards. `queuePrefix` must hold a hash tag in
+ * braces when shards > 1 (checked by config).
+ */
+export function shardPrefixes(queuePrefix: string, shards: number): string[] {
+  if (shards <= 1) return [queuePrefix];
+  const m = /\{([^}]+)\}/.exec(queuePrefix);
+  if (!m) throw new Error(`QUEUE_PREFIX ${queuePrefix} has no hash tag`);
+  const [whole, tag] = m as unknown as [string, string];
+  const at = m.index;
+  const prefixes: string[] = [];
+  for (let i = 0; i < shards; i++) {
+    for (let k = 0; ; k++) {
+      const candidate = `${queuePrefix.slice(0, at)}{${tag}#${i}${k === 0 ? '' : `.${k}`}}${queuePrefix.slice(at + whole.length)}`;
+      if (Math.floor((keySlot(candidate) * shards) / SLOTS) === i) {
+        prefixes.push(candidate);
+        break;
+      }
+    }
+  }
+  return prefixes;
+}
+
+/** The shard of a seller's new uploads. */
+export function shardOf(sellerId: string, prefixes: readonly string[]): string {
+  return prefixes[crc16(new TextEncoder().encode(sellerId)) % prefixes.length]!;
+}
+
+/**
+ * zset of every queue prefix an upload was enqueued on within the upload
+ * retention, scored by its last upload (ms): the workers serve them all.
+ */
+export const queuesKey = (ns: string) => `${ns}:queues`;
