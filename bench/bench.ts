@@ -23,7 +23,12 @@ import { namespaceOf, sellerKeys } from '../src/keys.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { QueueSet } from '../src/queue.js';
+import { QueueSet, type RegistrationJob } from '../src/queue.js';
+import { shardPrefixes } from '../src/queue-shards.js';
+import { Queue } from 'bullmq';
+import { QUEUE_NAME } from '../src/keys.js';
+
+const SHARDS = Number(process.env.BENCH_QUEUE_SHARDS ?? 1);
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { CAPACITY } from './scenarios/capacity.js';
@@ -104,9 +109,14 @@ async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, r
   const sellers = Array.from({ length: count }, (_, i) => `${kind}--${tag}${i}`);
   const before = await commandCalls(redis);
   const cpu0 = { workers: cpuMs(bench.workerPids), redis: cpuMs([bench.redisPid]) };
+  // BENCH_QUEUE_SHARDS: the limiter's rows go to that many queue shards (bare BullMQ stays on one queue),
+  // so its ratio to bare, against a run without shards, is the cost of sharding
+  const queues = SHARDS > 1 && kind !== 'none'
+    ? new QueueSet(shardPrefixes(config.queuePrefix, SHARDS), (prefix) => new Queue<RegistrationJob>(QUEUE_NAME, { connection: redis as never, prefix }))
+    : QueueSet.of(queue);
   const started = Date.now();
   for (let i = 0; i < sellers.length; i += 50) {
-    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, s, sheetOf(s, 5))));
+    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queues, config, now: Date.now }, s, sheetOf(s, 5))));
   }
   if (process.env.BENCH_DEBUG) say(`    enqueued ${count} uploads in ${Date.now() - started} ms`);
   await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));
@@ -391,6 +401,7 @@ async function main(): Promise<void> {
       throughputNote: throughputNote || (previous?.throughputNote ?? ''),
       ...(previous ? { lastPartialRun: { scenarios: SCENARIOS, elapsedS } } : {}),
     };
+    if (process.env.BENCH_NO_WRITE) return void say('bench: BENCH_NO_WRITE: results.json and RESULTS.md left as they were');
     writeFileSync(resultsPath, `${JSON.stringify(out, null, 2)}\n`);
     if (chart.length > 0) writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
     writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null));

@@ -48,7 +48,7 @@ export interface ConsoleDeps {
 }
 
 /** A request's access, or the status and sentence that refuse it. */
-type AccessResult = { ok: true; scope: Scope; tokenInHeader: boolean } | { ok: false; status: 401 | 403; error: string };
+type AccessResult = { ok: true; scope: Scope; tokenInHeader: boolean; expiresAt?: number } | { ok: false; status: 401 | 403; error: string };
 
 class ApiError extends Error {
   constructor(readonly status: 400 | 401 | 403 | 404 | 413 | 422 | 503, message: string) {
@@ -115,7 +115,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     if (!check.ok) {
       return { ok: false, status: 403, error: check.reason === 'expired' ? 'this seller link has expired: ask the operator for a new one.' : 'this seller link is not valid: ask the operator for a new one.' };
     }
-    return { ok: true, scope: { kind: 'seller', sellerId: check.sellerId }, tokenInHeader: false };
+    return { ok: true, scope: { kind: 'seller', sellerId: check.sellerId }, tokenInHeader: false, expiresAt: check.expiresAt };
   };
 
   /** Bearer (operator token or seller token), a seller token in the query, the operator cookie, or open local access. */
@@ -142,7 +142,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     return { ok: false, status: 401, error: 'sign in: send "Authorization: Bearer <token>", or open /ops?token=<token> (operators) or your seller link.' };
   };
 
-  const requireAccess = (c: Context): { scope: Scope; tokenInHeader: boolean } => {
+  const requireAccess = (c: Context): { scope: Scope; tokenInHeader: boolean; expiresAt?: number } => {
     const a = accessOf(c);
     if (!a.ok) throw new ApiError(a.status, a.error);
     return a;
@@ -281,7 +281,8 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   });
 
   app.get('/api/events', (c) => {
-    const scope = scopeWith(requireAccess(c).scope, c.req.query('seller'));
+    const access = requireAccess(c);
+    const scope = scopeWith(access.scope, c.req.query('seller'));
     return streamSSE(c, async (stream) => {
       let id = 0;
       let writing = Promise.resolve();
@@ -294,7 +295,12 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
         deps.now,
       );
       const unsubscribe = deps.feed.subscribe(send);
-      await new Promise<void>((resolve) => stream.onAbort(() => resolve()));
+      await new Promise<void>((resolve) => {
+        stream.onAbort(() => resolve());
+        // a seller link's stream ends when the link expires
+        // (timers hold at most 2^31 - 1 ms: a longer link gets a fresh stream when the browser reconnects)
+        if (access.expiresAt !== undefined) setTimeout(resolve, Math.min(2 ** 31 - 1, Math.max(0, access.expiresAt - deps.now()))).unref();
+      });
       unsubscribe();
     });
   });

@@ -71,6 +71,24 @@ describe('console API', () => {
     expect(operatorWithoutSeller.body.error).toMatch(/seller/);
   });
 
+  it("ends a seller's event stream when the link expires", async () => {
+    const link = s.sellerLink('API6', Date.now() + 2500);
+    const token = link.slice(link.indexOf('/s/') + 3);
+    const started = Date.now();
+    const res = await fetch(`${s.url}/api/events?token=${token}`);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let events = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      events += (new TextDecoder().decode(value).match(/^event: status$/gm) ?? []).length;
+    }
+    expect(events).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect((await fetch(`${s.url}/api/events?token=${token}`)).status).toBe(403);
+  });
+
   it('refuses a file that is not a sheet with 422 and one sentence', async () => {
     for (const [bytes, name] of [[Buffer.from('%PDF-1.4 not a sheet'), 'report.xlsx'], [Buffer.from('<html><body>hi</body></html>'), 'page.xlsx'], [Buffer.alloc(0), 'empty.xlsx']] as const) {
       const r = await post(form(bytes, name, { seller: 'API3' }));

@@ -50,7 +50,7 @@ async function commandsPerNode(): Promise<number[]> {
 }
 
 /** Uploads SELLERS x ROWS, runs a pool until done; returns each master's share of the commands (÷ the mean). */
-async function run(shards: number, tag: string): Promise<{ shares: number[]; queues: number; status: { uploads: Array<{ registered: number; done: boolean }> } }> {
+async function run(shards: number, tag: string): Promise<{ shares: number[]; queues: number; callsPerRow: number; status: { uploads: Array<{ registered: number; done: boolean }> } }> {
   const envVars = {
     REDIS_CLUSTER_NODES: cluster.seeds, REGISTRATION_API_URL: apiUrl, QUEUE_PREFIX: `{${tag}}`, QUEUE_SHARDS: String(shards),
     RATE_LIMIT_MAX: '100', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '50', SHUTDOWN_TIMEOUT_MS: '10000',
@@ -72,12 +72,16 @@ async function run(shards: number, tag: string): Promise<{ shares: number[]; que
     const done = await runCli(['status', '--wait', '--json'], env, 120_000);
     expect(done.code).toBe(0);
     const after = await commandsPerNode();
+    // the pool's own count of limiter calls (its /metrics)
+    const port = /"port":(\d+)[^\n]*metrics listening/.exec(pool.output())?.[1];
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const calls = Number(/^bulk_register_limiter_calls_total (\d+)/m.exec(metrics)?.[1]);
     const used = after.map((a, i) => a - before[i]!);
     const mean = used.reduce((s, x) => s + x, 0) / used.length;
     // each upload recorded its shard, and its seller's uploads stay on it
     const recorded = await redis.hget(uploadKeys(namespaceOf(config.queuePrefix), `${tag}-seller-0`, uploads[0]!.uploadId).upload, 'queue');
     expect(recorded).toBe(uploads[0]!.queuePrefix);
-    return { shares: used.map((u) => Math.round((u / mean) * 100) / 100), queues: new Set(uploads.map((u) => u.queuePrefix)).size, status: JSON.parse(done.stdout) };
+    return { callsPerRow: calls / (SELLERS * ROWS), shares: used.map((u) => Math.round((u / mean) * 100) / 100), queues: new Set(uploads.map((u) => u.queuePrefix)).size, status: JSON.parse(done.stdout) };
   } finally {
     expect(await pool.stop('SIGTERM')).toBe(0);
     await queues.close();
@@ -90,7 +94,9 @@ describe('queue shards on Redis Cluster', () => {
   it('spread the commands over every master (6 shards), where one shard loads one master', async () => {
     const six = await run(6, 'spread6');
     const one = await run(1, 'spread1');
-    process.stdout.write(`[shards] commands per master ÷ mean, ${SELLERS} sellers x ${ROWS} rows: QUEUE_SHARDS=6 ${six.shares.join(' / ')}; QUEUE_SHARDS=1 ${one.shares.join(' / ')}\n`);
+    process.stdout.write(`[shards] commands per master ÷ mean, ${SELLERS} sellers x ${ROWS} rows: QUEUE_SHARDS=6 ${six.shares.join(' / ')}; QUEUE_SHARDS=1 ${one.shares.join(' / ')}; limiter calls per row ${six.callsPerRow} and ${one.callsPerRow}\n`);
+    expect(six.callsPerRow).toBeGreaterThanOrEqual(1);
+    expect(six.callsPerRow).toBeLessThanOrEqual(2);
     for (const r of [six, one]) {
       expect(r.status.uploads).toHaveLength(SELLERS);
       expect(r.status.uploads.every((u) => u.done && u.registered === ROWS)).toBe(true);
