@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
+import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
 import { SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 5);
@@ -49,24 +50,26 @@ async function stopPool(stage: Stage): Promise<Partial<RunResult>> {
 
 for (const target of ['seller', 'queue'] as const) {
   const name = `cluster-${target}-master`;
-  describe(`a lossy failover of the master holding the ${target === 'seller' ? "seller's keys" : 'queue'}`, () => {
+  describe(`a lossy failover of the master holding ${target === 'seller' ? "a seller's keys (not its queue shard)" : "a seller's queue shard (not its keys)"}`, () => {
     it(`leaves every upload done with the API's counts, no 429, none twice, and a pool that stops (${RUNS} runs)`, async () => {
       for (let run = 1; run <= RUNS; run++) {
         const cluster = await startReplicatedCluster();
         try {
-          const queueTag = `{ha-${name}-${run}}`;
+          // the default on 3 masters: 6 queue shards, 2 per master
+          const prefixes = shardPrefixes(`{ha-${name}-${run}}`, 6);
           let lostBytes = 0;
           const r = await runCase(name, run, { REDIS_CLUSTER_NODES: cluster.seeds }, async () => {
-            const queueShard = await cluster.shardOf(queueTag);
-            let shard = queueShard;
-            if (target === 'seller') {
-              // a seller whose keys are on another master than the queue's
-              for (const seller of SELLERS) {
-                const s = await cluster.shardOf(`{${seller}}`);
-                if (s.master !== queueShard.master) { shard = s; break; }
+            // a seller whose keys and whose queue shard are on different masters: fail one of the two
+            let shard: Awaited<ReturnType<typeof cluster.shardOf>> | undefined;
+            for (const seller of SELLERS) {
+              const keys = await cluster.shardOf(`{${seller}}`);
+              const queue = await cluster.shardOf(`${shardOf(seller, prefixes)}:registrations:wait`);
+              if (keys.master !== queue.master) {
+                shard = target === 'seller' ? keys : queue;
+                break;
               }
-              if (shard === queueShard) throw new Error('every seller shares the queue\'s master: no seller-master case in this run');
             }
+            if (!shard) throw new Error('every seller\'s keys share its queue shard\'s master: no such case in this run');
             // the replica stops and its link is cut: what the master writes from now on it never gets
             const master = new Redis({ port: shard.master.port, lazyConnect: true });
             master.on('error', () => undefined);
