@@ -13,8 +13,8 @@ import { SnapshotReader, type ConsoleSnapshot } from '../console/snapshot.js';
 import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { QueueSet, resolveShardPrefixes } from '../queue.js';
-import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
-import { bullConnection, createRedis, describeRedis } from '../redis.js';
+import { connectService } from './service-redis.js';
+import { bullConnection } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
 
 /** ms between the shared reader's snapshots while any page is open */
@@ -39,31 +39,7 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
       `CONSOLE_HOST=${host} is reachable from other machines, but CONSOLE_OPERATOR_TOKEN is not set: set a long random token, or bind to 127.0.0.1.`,
     );
   }
-  const redis = createRedis(config, 'worker');
-  let lastWarn = 0;
-  redis.on('error', (err: Error) => {
-    if (Date.now() - lastWarn > 5000) {
-      lastWarn = Date.now();
-      log.warn({ err }, `waiting for ${describeRedis(config)}`);
-    }
-  });
-  const ready = redis.connect().then(
-    async () => {
-      const findings = await checkRedisSettings(redis);
-      for (const f of findings) log.warn({ check: f.kind }, f.message);
-      refuseIfStrict(findings, Boolean(opts.strict));
-    },
-  );
-  if (opts.strict) {
-    try {
-      await ready;
-    } catch (err) {
-      redis.disconnect();
-      throw err;
-    }
-  } else {
-    ready.catch((err: Error) => log.warn({ err }, 'could not check Redis settings'));
-  }
+  const redis = await connectService(config, log, { strict: opts.strict });
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
   // the shards are counted once Redis answers (a cluster's masters)

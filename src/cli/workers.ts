@@ -7,42 +7,15 @@ import { announcePool } from '../worker/pool-presence.js';
 import { createReconciler, STALL_MS } from '../upload/reconcile.js';
 import { limiterFor } from '../progress/status.js';
 import type { Logger } from '../logger.js';
-import { bullConnection, createRedis, describeRedis } from '../redis.js';
+import { bullConnection } from '../redis.js';
 import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
-import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
+import { connectService } from './service-redis.js';
 
 export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
-  const redis = createRedis(config, 'worker');
-  let lastWarn = 0;
-  redis.on('error', (err: Error) => {
-    if (Date.now() - lastWarn > 5000) {
-      lastWarn = Date.now();
-      log.warn({ err }, `waiting for ${describeRedis(config)}`);
-    }
-  });
-  redis.connect().catch(() => undefined);
-  // Redis's settings, read once it first answers: warnings, or under --strict a refusal before any worker starts
-  const checked = new Promise<void>((resolve, reject) => {
-    redis.once('ready', () => {
-      checkRedisSettings(redis, { persistence: true }).then((findings) => {
-        for (const f of findings) log.warn({ check: f.kind }, f.message);
-        refuseIfStrict(findings, Boolean(opts.strict));
-        resolve();
-      }).catch(reject);
-    });
-  });
-  if (opts.strict) {
-    try {
-      await checked;
-    } catch (err) {
-      redis.disconnect();
-      throw err;
-    }
-  } else {
-    checked.catch((err: Error) => log.warn({ err }, 'could not check Redis settings'));
-  }
+  // under --strict an evicting Redis refuses the start before any worker starts
+  const redis = await connectService(config, log, { strict: opts.strict, persistence: true });
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
   const queues = QueueSet.on(connection, () => resolveShardPrefixes(config, redis as never));

@@ -11,6 +11,27 @@ import { QUEUE_NAME, uploadKeys } from '../keys.js';
 import { jobIdFor } from '../queue.js';
 import type { RedisClient } from '../redis.js';
 
+/**
+ * An upload's valid rows that have no outcome recorded yet, and the key of a
+ * row's job on the upload's own shard (uploads made before sharding recorded
+ * none: QUEUE_PREFIX). Read-only.
+ */
+export async function openRows(
+  redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string,
+): Promise<{ open: number[]; jobKey: (row: number) => string }> {
+  const keys = uploadKeys(ns, sellerId, uploadId);
+  const [sheetJson, queuePrefix] = await Promise.all([redis.get(keys.sheet), redis.hget(keys.upload, 'queue')]);
+  const prefix = queuePrefix ?? config.queuePrefix;
+  const jobKey = (row: number) => `${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`;
+  if (!sheetJson) return { open: [], jobKey };
+  const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number }>; errors: Array<{ row: number }> };
+  const invalid = new Set(sheet.errors.map((e) => e.row));
+  const valid = sheet.raw.map((r) => r.row).filter((row) => !invalid.has(row));
+  if (valid.length === 0) return { open: [], jobKey };
+  const outcomes = await redis.hmget(keys.rows, ...valid.map(String));
+  return { open: valid.filter((_, i) => outcomes[i] === null), jobKey };
+}
+
 /** An upload still being enqueued may lack jobs for a moment: only judged after this long (ms). */
 export const ENQUEUE_GRACE_MS = 60_000;
 
@@ -22,21 +43,12 @@ export const ENQUEUE_GRACE_MS = 60_000;
  */
 export async function lostRows(redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string, nowMs: number): Promise<number[]> {
   const keys = uploadKeys(ns, sellerId, uploadId);
-  const [enqueued, createdAt, queuePrefix] = await redis.hmget(keys.upload, 'enqueued', 'createdAt', 'queue');
+  const [enqueued, createdAt] = await redis.hmget(keys.upload, 'enqueued', 'createdAt');
   if (enqueued !== '1' && nowMs - Number(createdAt ?? nowMs) < ENQUEUE_GRACE_MS) return [];
-  const sheetJson = await redis.get(keys.sheet);
-  if (!sheetJson) return [];
-  const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number }>; errors: Array<{ row: number }> };
-  const invalid = new Set(sheet.errors.map((e) => e.row));
-  const valid = sheet.raw.map((r) => r.row).filter((row) => !invalid.has(row));
-  if (valid.length === 0) return [];
-  const outcomes = await redis.hmget(keys.rows, ...valid.map(String));
-  const open = valid.filter((_, i) => outcomes[i] === null);
+  const { open, jobKey } = await openRows(redis, config, ns, sellerId, uploadId);
   if (open.length === 0) return [];
   const pipeline = redis.pipeline();
-  // the upload's own shard (uploads made before sharding recorded none: QUEUE_PREFIX)
-  const prefix = queuePrefix ?? config.queuePrefix;
-  for (const row of open) pipeline.exists(`${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`);
+  for (const row of open) pipeline.exists(jobKey(row));
   const replies = (await pipeline.exec()) ?? [];
   // a row counted meanwhile (its job finished and was removed between the two reads) is not lost
   const gone = open.filter((_, i) => replies[i]?.[1] === 0);

@@ -10,9 +10,9 @@
  * so pools on several hosts may do it at once.
  */
 import type { Config } from '../config.js';
-import { QUEUE_NAME, namespaceOf, rowMember, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, rowMember, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
-import { jobIdFor } from '../queue.js';
+import { openRows } from './lost-rows.js';
 import type { RedisClient } from '../redis.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
 import type { ProcessResult } from '../worker/processor.js';
@@ -28,20 +28,11 @@ interface FinishedJob {
 
 /** The rows of an upload whose jobs finished but which are not counted. Read-only. */
 export async function uncountedRows(redis: RedisClient, config: Config, sellerId: string, uploadId: string): Promise<FinishedJob[]> {
-  const keys = uploadKeys(namespaceOf(config.queuePrefix), sellerId, uploadId);
-  const [sheetJson, queuePrefix] = await Promise.all([redis.get(keys.sheet), redis.hget(keys.upload, 'queue')]);
-  if (!sheetJson) return [];
-  const prefix = queuePrefix ?? config.queuePrefix;
-  const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number }>; errors: Array<{ row: number }> };
-  const invalid = new Set(sheet.errors.map((e) => e.row));
-  const valid = sheet.raw.map((r) => r.row).filter((row) => !invalid.has(row));
-  if (valid.length === 0) return [];
-  const outcomes = await redis.hmget(keys.rows, ...valid.map(String));
-  const open = valid.filter((_, i) => outcomes[i] === null);
+  const { open, jobKey } = await openRows(redis, config, namespaceOf(config.queuePrefix), sellerId, uploadId);
   if (open.length === 0) return [];
   // the jobs all share the queue's hash tag: one pipeline, one node
   const pipeline = redis.pipeline();
-  for (const row of open) pipeline.hmget(`${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`, 'finishedOn', 'returnvalue', 'failedReason');
+  for (const row of open) pipeline.hmget(jobKey(row), 'finishedOn', 'returnvalue', 'failedReason');
   const replies = (await pipeline.exec()) ?? [];
   const finished: FinishedJob[] = [];
   open.forEach((row, i) => {
