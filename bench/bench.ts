@@ -23,18 +23,15 @@ import { namespaceOf, sellerKeys } from '../src/keys.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { QueueSet, type RegistrationJob } from '../src/queue.js';
-import { shardPrefixes } from '../src/queue-shards.js';
-import { Queue } from 'bullmq';
-import { QUEUE_NAME } from '../src/keys.js';
-
-const SHARDS = Number(process.env.BENCH_QUEUE_SHARDS ?? 1);
+import { QueueSet } from '../src/queue.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
+import { clusterSequence } from './scenarios/cluster.js';
+import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
 import { CAPACITY } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
 import {
-  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, cpuMs, median, optimum, round, say, scenario, sheetOf, sleep,
+  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sheetOf, sleep,
   type Ctx, type ScenarioResult,
 } from './harness.js';
 
@@ -105,84 +102,6 @@ async function threeSellers(
   });
 }
 
-async function manySellers(bench: Bench, kind: LimiterKind | 'none', { config, redis, queue }: Ctx, tag = 'm', count = 1000): Promise<{ result: ScenarioResult; rowsPerSecond: number; cpu: { workers: number; redis: number } }> {
-  const sellers = Array.from({ length: count }, (_, i) => `${kind}--${tag}${i}`);
-  const before = await commandCalls(redis);
-  const cpu0 = { workers: cpuMs(bench.workerPids), redis: cpuMs([bench.redisPid]) };
-  // BENCH_QUEUE_SHARDS: the limiter's rows go to that many queue shards (bare BullMQ stays on one queue),
-  // so its ratio to bare, against a run without shards, is the cost of sharding
-  const queues = SHARDS > 1 && kind !== 'none'
-    ? new QueueSet(shardPrefixes(config.queuePrefix, SHARDS), (prefix) => new Queue<RegistrationJob>(QUEUE_NAME, { connection: redis as never, prefix }))
-    : QueueSet.of(queue);
-  const started = Date.now();
-  for (let i = 0; i < sellers.length; i += 50) {
-    await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queues, config, now: Date.now }, s, sheetOf(s, 5))));
-  }
-  if (process.env.BENCH_DEBUG) say(`    enqueued ${count} uploads in ${Date.now() - started} ms`);
-  await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));
-  const cpu = { workers: (cpuMs(bench.workerPids) - cpu0.workers) / (count * 5), redis: (cpuMs([bench.redisPid]) - cpu0.redis) / (count * 5) };
-  const mine = sellers.map((s) => bench.api.sellerStats(s)!);
-  const last = Math.max(...mine.map((s) => Math.max(...s.times)));
-  const rows = count * 5;
-  const rowsPerSecond = rows / ((last - started) / 1000);
-  const calls = sellers.reduce((n, s) => n + bench.count('permit', s), 0);
-  const delays = sellers.reduce((n, s) => n + bench.count('delayed', s), 0);
-  return {
-    rowsPerSecond, cpu,
-    result: scenario({
-      name: 'many-sellers', limiter: kind, rows, sellers: 1000,
-      registered: mine.reduce((n, s) => n + s.registered, 0), tooMany: mine.reduce((n, s) => n + s.tooMany, 0),
-      maxInWindow: Math.max(...mine.map((s) => s.maxArrivalsInWindow)), limiterCallsPerRow: kind === 'none' ? null : round(calls / rows),
-      delaysPerRow: kind === 'none' ? null : round(delays / rows),
-      redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1),
-    }),
-  };
-}
-
-/**
- * many-sellers on one warm pool. Every limiter run is bracketed by bare BullMQ
- * runs (no limiter): bare, then default and bare in turn (BENCH_ROUNDS times, 2
- * unless set), each comparison, bare.
- * A run's throughput ratio is its rows per second ÷ the mean of the bare runs
- * just before and just after it, so the machine's drift over the sequence (it
- * speeds up as the processes warm, and it wanders) mostly cancels out; the
- * default's ratio is the mean of its two runs' ratios.
- */
-function describeRun(i: number, kind: LimiterKind | 'none', run: Awaited<ReturnType<typeof manySellers>>): string {
-  return `${i + 1}. ${kind === 'none' ? 'bare' : kind} ${run.rowsPerSecond.toFixed(0)} rows/s (CPU per row: ${run.cpu.workers.toFixed(2)} ms workers, ${run.cpu.redis.toFixed(2)} ms Redis)`;
-}
-
-async function throughputSequence(bench: Bench, kinds: LimiterKind[], ctx: Ctx): Promise<{ results: ScenarioResult[]; note: string }> {
-  for (const k of ['none', ...kinds] as const) await manySellers(bench, k, ctx, 'warm', 150);
-  const others = kinds.filter((k) => k !== 'sliding-window');
-  const sequence: Array<LimiterKind | 'none'> = [
-    'none',
-    ...(kinds.includes('sliding-window') ? Array.from({ length: ROUNDS }, () => ['sliding-window', 'none'] as const).flat() : []),
-    ...others, ...(others.length > 0 ? (['none'] as const) : []),
-  ];
-  const runs: Array<{ kind: LimiterKind | 'none'; run: Awaited<ReturnType<typeof manySellers>> }> = [];
-  for (const [i, kind] of sequence.entries()) {
-    const run = await manySellers(bench, kind, ctx, `s${i}-`);
-    runs.push({ kind, run });
-    say(`  ${describeRun(i, kind, run)}`);
-  }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const bareAround = (i: number) => {
-    const before = runs.slice(0, i).reverse().find((r) => r.kind === 'none')!;
-    const after = runs.slice(i + 1).find((r) => r.kind === 'none')!;
-    return mean([before.run.rowsPerSecond, after.run.rowsPerSecond]);
-  };
-  const results: ScenarioResult[] = [];
-  for (const k of kinds) {
-    const mine = runs.map((r, i) => ({ ...r, i })).filter((r) => r.kind === k);
-    if (mine.length === 0) continue;
-    const ratios = mine.map((r) => r.run.rowsPerSecond / bareAround(r.i));
-    results.push({ ...mine[0]!.run.result, throughputRatio: round(mean(ratios)) });
-  }
-  const note = `The runs, in order: ${runs.map(({ kind, run }, i) => describeRun(i, kind, run)).join('; ')}`;
-  return { results, note };
-}
-
 async function uploadWallMs(redisUrl: string): Promise<number> {
   const runs: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -235,7 +154,9 @@ ${legend.join('\n')}
 
 function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
-  const results = all.filter((r) => r.name !== 'capacity');
+  const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
+  const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
+    `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
     `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at 20 s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
   const rows = results.map((r) =>
@@ -276,6 +197,21 @@ ${capacity.join('\n')}
 - "Redis µs/row in commands" is INFO commandstats usec: time inside commands, with a script's inner commands
   counted again, and wall time, so a script preempted on this busy 2-core machine counts its wait too.
   "Redis CPU" is the redis-server process's user + system time (/proc), which includes the socket work.
+`}
+${cluster.length === 0 ? '' : `
+## many-sellers on Redis Cluster
+
+\`npm run bench:cluster\` (not in the default run): the same pool and mock API on a private cluster of ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster')!.masters : 3}
+masters, QUEUE_SHARDS at its cluster default; rounds of bare BullMQ on one queue, bare BullMQ on the shards, and
+the default limiter on the shards. The limiter's ratio divides by the bare runs on the shards just before and
+after it. Figures are means over the runs; the masters' shares are each master's commands ÷ their mean.
+
+| limiter | queue shards | registered | 429s | rows/s | ÷ bare on the shards | limiter calls/row | Redis commands/row | Redis CPU µs/row (all masters) | masters' shares |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${cluster.join('\n')}
+
+- On a cluster the permit does not ride in BullMQ's completion write: a job's keys and its seller's limiter keys
+  hash to different slots. Every row asks in a round trip of its own (1 call per row when nothing is throttled).
 `}
 ${consoleResult === null ? '' : `## console: live updates scale with Redis, not with viewers
 
@@ -381,6 +317,8 @@ async function main(): Promise<void> {
       results.push(...c.results);
       idleCommandsPerSec = c.idleCommandsPerSec;
     }
+    // on a cluster of its own; only when asked, since it would take the default run past 10 minutes
+    if (SCENARIOS?.includes('cluster')) results.push(...(await clusterSequence()));
     let consoleResult: ConsoleResult | undefined;
     if (wanted('console')) consoleResult = await consoleScenario();
     const uploadMs500 = SCENARIOS ? undefined : await uploadWallMs(redisServer.url);
@@ -389,7 +327,11 @@ async function main(): Promise<void> {
     // a partial run (BENCH_SCENARIOS) replaces only what it measured
     const resultsPath = join(BENCH_DIR, 'results.json');
     const previous = SCENARIOS && existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown> & { scenarios: ScenarioResult[] }) : undefined;
-    const scenarios = previous ? [...previous.scenarios.filter((x) => !SCENARIOS!.includes(x.name)), ...results] : results;
+    const measured = new Set(results.map((x) => x.name));
+    // the cluster figures, asked for on their own, outlive a default run
+    const kept = (x: ScenarioResult) => (SCENARIOS ? !SCENARIOS.includes(x.name) : x.name === 'many-sellers-cluster') && !measured.has(x.name);
+    const earlier = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as { scenarios: ScenarioResult[] }).scenarios.filter(kept) : [];
+    const scenarios = [...earlier, ...results];
     const out = {
       ...previous,
       scenarios,

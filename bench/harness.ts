@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { loadConfig, type Config } from '../src/config.js';
 import type { LoadedSheet } from '../src/excel/load-sheet.js';
 import { sampleProducts } from '../src/fixtures/build-sheet.js';
@@ -56,6 +57,14 @@ export interface ScenarioResult {
   redisCommandsPerRow: number | null;
   smallSellerMs: number | null;
   throughputRatio: number | null;
+  // many-sellers-cluster only
+  /** Masters of the cluster, and the queue shards the rows went to. */
+  masters?: number;
+  queueShards?: number;
+  /** Each master's commands ÷ the mean over the masters, in the kind's last run. */
+  masterShares?: number[];
+  /** rows/s ÷ bare BullMQ on one queue of the same cluster. */
+  throughputRatioOneQueue?: number;
   // capacity only
   /** Jobs in flight over the pool (processes x WORKER_CONCURRENCY). */
   concurrency?: number;
@@ -97,9 +106,19 @@ export function sheetOf(prefix: string, count: number): LoadedSheet {
   };
 }
 
+/** Redis's nodes: the server itself, or every master of a cluster. */
+export function redisNodes(redis: RedisClient): Array<Pick<RedisClient, 'info'>> {
+  return redis instanceof Cluster ? redis.nodes('master') : [redis];
+}
+
+/** Commands Redis has run so far (INFO commandstats; over every master of a cluster). */
 export async function commandCalls(redis: RedisClient): Promise<number> {
-  const info = await redis.info('commandstats');
-  return [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+  let calls = 0;
+  for (const node of redisNodes(redis)) {
+    const info = await node.info('commandstats');
+    calls += [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+  }
+  return calls;
 }
 
 export function peakRssMb(pids: number[]): number {
@@ -135,7 +154,8 @@ export class Bench {
   readonly concurrency = new Map<number, number>();
   rssMb = 0;
   workerPids: number[] = [];
-  redisPid = 0;
+  /** The redis-server processes (every master of a cluster). */
+  redisPids: number[] = [];
 
   constructor(
     readonly api: MockRegistrationApi,
@@ -196,7 +216,7 @@ export class Bench {
     try {
       await Promise.race([readyP, sleep(60_000)]);
       this.workerPids = pool.pids;
-      this.redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+      this.redisPids = await Promise.all(redisNodes(redis).map(async (n) => Number(/process_id:(\d+)/.exec(await n.info('server'))?.[1] ?? 0)));
       return await fn({ config, redis, queue, pids: () => pool.pids });
     } finally {
       this.rssMb = Math.max(this.rssMb, peakRssMb(pool.pids));

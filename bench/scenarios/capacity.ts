@@ -99,7 +99,7 @@ export async function capacityRun(
     await ctx.redis.config('SET', 'slowlog-max-len', '200000');
     await ctx.redis.slowlog('RESET');
   }
-  const cpu0 = { redis: cpuMs([bench.redisPid]), workers: cpuMs(ctx.pids()) };
+  const cpu0 = { redis: cpuMs(bench.redisPids), workers: cpuMs(ctx.pids()) };
   const started = Date.now();
   const uploads = Promise.all(sellers.map((s) => upload(s, CAPACITY.rows)));
   await sleep(CAPACITY.smallAfterMs);
@@ -118,7 +118,7 @@ export async function capacityRun(
   const complete = registered() >= total;
   const end = Date.now();
   const stats = await redisStats(ctx);
-  const cpu = { redis: cpuMs([bench.redisPid]) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
+  const cpu = { redis: cpuMs(bench.redisPids) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
   if (process.env.BENCH_DEBUG) {
     const top = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
       .map((m) => ({ cmd: m[1], calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec).slice(0, 12);

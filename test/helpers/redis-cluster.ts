@@ -1,47 +1,13 @@
-/** A real 3-master Redis Cluster on free ports, for the cluster tests. */
+/** Real Redis Clusters on free ports, for the cluster tests: 3 masters (src/dev/redis-cluster.ts), or 3 masters with a replica each. */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServer } from '../../src/dev/redis-server.js';
+import type { TestCluster } from '../../src/dev/redis-cluster.js';
+
+export { startCluster, type TestCluster } from '../../src/dev/redis-cluster.js';
 
 const run = promisify(execFile);
-
-export interface TestCluster {
-  nodes: RedisServer[];
-  /** REDIS_CLUSTER_NODES */
-  seeds: string;
-  stop(): Promise<void>;
-}
-
-export async function startCluster(): Promise<TestCluster> {
-  const nodes: RedisServer[] = [];
-  for (let i = 0; i < 3; i++) {
-    nodes.push(await startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']));
-  }
-  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-  await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
-  const deadline = Date.now() + 20_000;
-  for (const n of nodes) {
-    const c = new Redis({ port: n.port, host: '127.0.0.1' });
-    try {
-      for (;;) {
-        const info = await c.cluster('INFO');
-        if (/cluster_state:ok/.test(String(info))) break;
-        if (Date.now() > deadline) throw new Error('the test cluster did not become ready');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      c.disconnect();
-    }
-  }
-  return {
-    nodes,
-    seeds: addresses.join(','),
-    async stop() {
-      for (const n of nodes) await n.stop();
-    },
-  };
-}
 
 export interface ReplicatedCluster extends TestCluster {
   /** The master node serving `key`'s slot now, and its replica. */

@@ -1,0 +1,93 @@
+/**
+ * many-sellers on a 3-master Redis Cluster (`BENCH_SCENARIOS=cluster`, or `npm
+ * run bench:cluster`; not in the default run, which it would take past 10
+ * minutes). The same pool of 16 processes and mock API as many-sellers, on a
+ * private cluster, with QUEUE_SHARDS left to its cluster default.
+ *
+ * Rounds of three runs: bare BullMQ on one queue (what a user who never heard of
+ * shards runs), bare BullMQ on the default shards, and the default limiter on
+ * them. The limiter's ratio divides by the bare runs on the same shards just
+ * before and after it, so it is the limiter's own cost on a cluster; its ratio
+ * to one queue shows what the shards give back. On a cluster the permit cannot
+ * ride in BullMQ's completion (the keys of the job and the seller's limiter keys
+ * hash to different slots), so every row asks in a round trip of its own: the
+ * run records limiter calls per row and each master's share of the commands.
+ */
+import { startCluster } from '../../src/dev/redis-cluster.js';
+import { freePort } from '../../src/dev/redis-server.js';
+import { MockRegistrationApi } from '../../src/mock-api/server.js';
+import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
+import { Bench, ROUNDS, RULE, redisNodes, round, say, type Ctx, type ScenarioResult } from '../harness.js';
+import { describeRun, manySellers, queuesOn, type ManySellersRun } from './many-sellers.js';
+
+const SELLERS = 500;
+
+/** Commands each master has run so far. */
+async function callsPerMaster(ctx: Ctx): Promise<number[]> {
+  return Promise.all(redisNodes(ctx.redis).map(async (n) => [...(await n.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)));
+}
+
+export async function clusterSequence(): Promise<ScenarioResult[]> {
+  const cluster = await startCluster();
+  const api = new MockRegistrationApi({ limit: RULE.limit, windowMs: RULE.windowMs, latencyMs: { min: 2, max: 25 } });
+  const port = await api.listen(await freePort());
+  const bench = new Bench(api, '', `http://127.0.0.1:${port}`, { REDIS_CLUSTER_NODES: cluster.seeds });
+  try {
+    return await bench.withPool('by-seller', async (ctx) => {
+      const prefixes = resolveShardPrefixes(ctx.config, ctx.redis as never);
+      const shards = queuesOn(ctx, prefixes);
+      const one = QueueSet.of(ctx.queue);
+      say(`bench: many-sellers on a 3-master cluster, ${prefixes.length} queue shards (the cluster default), ${SELLERS} sellers x 5 rows a run ...`);
+      await manySellers(bench, 'none', ctx, 'warm', 150, one);
+      await manySellers(bench, 'none', ctx, 'warm-s', 150, shards);
+      await manySellers(bench, 'sliding-window', ctx, 'warm', 150, shards);
+      type Kind = 'bare-one-queue' | 'bare-shards' | 'sliding-window';
+      const runs: Array<{ kind: Kind; run: ManySellersRun; spread?: number[] }> = [];
+      const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
+      for (const [i, kind] of sequence.entries()) {
+        const before = await callsPerMaster(ctx);
+        const run = await manySellers(bench, kind === 'sliding-window' ? 'sliding-window' : 'none', ctx, `c${i}-`, SELLERS, kind === 'bare-one-queue' ? one : shards);
+        const after = await callsPerMaster(ctx);
+        const used = after.map((n, k) => n - before[k]!);
+        const mean = used.reduce((a, b) => a + b, 0) / used.length;
+        const spread = used.map((n) => round(n / mean, 2));
+        runs.push({ kind, run, spread });
+        say(`  ${describeRun(i, kind === 'sliding-window' ? kind : 'none', run).replace('bare', kind)}; masters' shares of the commands ${spread.join(' / ')}`);
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const around = (i: number, kind: Kind) => mean([
+        runs.slice(0, i).reverse().find((r) => r.kind === kind)!.run.rowsPerSecond,
+        runs.slice(i + 1).find((r) => r.kind === kind)!.run.rowsPerSecond,
+      ]);
+      const mine = runs.map((r, i) => ({ ...r, i })).filter((r) => r.kind === 'sliding-window');
+      const bareOf = (kind: Kind) => runs.filter((r) => r.kind === kind);
+      const result = (limiter: ScenarioResult['limiter'], rs: typeof runs, queueShards: number, extra: Partial<ScenarioResult>): ScenarioResult => ({
+        ...rs[0]!.run.result,
+        name: 'many-sellers-cluster',
+        limiter,
+        sellers: SELLERS,
+        rowsPerSec: round(mean(rs.map((r) => r.run.rowsPerSecond)), 1),
+        redisCpuUsPerRow: round(mean(rs.map((r) => r.run.cpu.redis * 1000)), 1),
+        masters: redisNodes(ctx.redis).length,
+        queueShards,
+        masterShares: rs.at(-1)!.spread,
+        ...extra,
+      });
+      return [
+        result('sliding-window', mine, prefixes.length, {
+          throughputRatio: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards')))),
+          throughputRatioOneQueue: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-one-queue')))),
+          limiterCallsPerRow: round(mean(mine.map((r) => r.run.result.limiterCallsPerRow!))),
+          redisCommandsPerRow: round(mean(mine.map((r) => r.run.result.redisCommandsPerRow!)), 1),
+        }),
+        result('bare', bareOf('bare-shards'), prefixes.length, { throughputRatio: 1 }),
+        result('bare', bareOf('bare-one-queue'), 1, {
+          throughputRatio: round(mean(bareOf('bare-one-queue').map((r) => r.run.rowsPerSecond)) / mean(bareOf('bare-shards').map((r) => r.run.rowsPerSecond))),
+        }),
+      ];
+    });
+  } finally {
+    await api.close();
+    await cluster.stop();
+  }
+}
