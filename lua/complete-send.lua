@@ -21,6 +21,8 @@
   ARGV[8] guard G (ms)
   ARGV[9] retention (s) of the upload's keys
   ARGV[10] 1: report nextPermitInMs when a progress line is due; 0: never (no one logs it)
+  ARGV[11] when the send went (Redis ms: its grant's slot, as the grant set it in `plan`),
+           as the granting worker noted it; -1: unknown (read from `plan`)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
@@ -47,16 +49,18 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 if sendId ~= '' then
   -- the grant set the row's plan entry to its send time: the answer took now - that
-  local sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1')
+  local sentAt = tonumber(ARGV[11] or '-1')
+  if sentAt < 0 then sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1') end
   redis.call('ZADD', sentKey, 'XX', now, sendId)
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
   if sentAt >= 0 and now >= sentAt and now - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
+    -- (the average starts afresh every 10 spans: its TTL is set when it is created)
     local old = tonumber(redis.call('HGET', lagKey, 'answer') or '-1')
     local lag = now - sentAt
     if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
     redis.call('HSET', lagKey, 'answer', lag)
-    redis.call('PEXPIRE', lagKey, span * 10)
+    if old < 0 then redis.call('PEXPIRE', lagKey, span * 10) end
   end
   if sentAt < 0 or now - sentAt >= 500 then
     for _, key in ipairs({ sentKey, planKey }) do
@@ -76,15 +80,21 @@ if outcome ~= '' and c[1] then
     local field = ({ registered = 2, duplicate = 3, failed = 4 })[outcome]
     if field then c[field] = tonumber(c[field] or '0') + 1 end
   end
-  redis.call('EXPIRE', rowsKey, retention)
-  redis.call('EXPIRE', uploadKey, retention)
 end
 
 local total = tonumber(c[1] or '0')
 local registered, duplicate, failed = tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0')
 local done = registered + duplicate + failed
+-- a 10 % step of the upload: a progress line is due
+local step = counted == 1 and total > 0 and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total)
+if counted == 1 and (done == 1 or step or done >= total) then
+  -- the row counts are kept `retention` after the upload's last step; the first row
+  -- counted created the rows hash (the counters and the rows are written together)
+  redis.call('EXPIRE', rowsKey, retention)
+  redis.call('EXPIRE', uploadKey, retention)
+end
 local nextInMs, ahead, recent = -1, -1, { -1, -1 }
-if ARGV[10] == '1' and counted == 1 and done < total and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total) then
+if ARGV[10] == '1' and step and done < total then
   local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
   local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
   nextInMs = nextPermitAt(planKey, sentKey, limit, window + tonumber(ARGV[8]), blockedUntil, now) - now

@@ -29,7 +29,7 @@ export interface LuaCommands {
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
     member: string, sendId: string, row: number, outcome: string, detail: string,
-    limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1,
+    limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
   ): Promise<[...Reply5, number, number, number, number, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;

@@ -17,8 +17,6 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   -- wakes a few ms early or late).
   local RESERVE_MS = math.min(50, math.floor(span / 4))
 
-  redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
-  redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
 
   local function top(key)
     local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
@@ -47,7 +45,15 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   -- A send still in flight holds its place until its answer, which usually comes
   -- soon: then the time returned is only when to ask again.
   local function sentFreeAt()
-    if redis.call('ZCARD', sentKey) < limit then return now, true end
+    -- Entries older than the span are dropped once `sent` holds L (stale or not): until
+    -- then its count of all entries is already below L, so the rule holds without the
+    -- trim, and `plan` (which grows no faster between trims) is trimmed with it.
+    local sentCount = redis.call('ZCARD', sentKey)
+    if sentCount >= limit then
+      sentCount = sentCount - redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
+      redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
+    end
+    if sentCount < limit then return now, true end
     local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
     local score = tonumber(lth[2])
     if score > now then return now + math.min(score - now + span, math.max(20, answerMargin())), false end
@@ -67,7 +73,9 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     if planTop <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
     planTop = math.max(planTop, at)
     redis.call('PEXPIRE', planKey, planTtl())
-    redis.call('PEXPIRE', sentKey, top(sentKey) - now + span + 1000)
+    -- no entry of `sent` lies past now + RESERVE_MS + hold (a grant's place while in flight;
+    -- an answered send's place is its answer time)
+    redis.call('PEXPIRE', sentKey, RESERVE_MS + hold + span + 1000)
     return { 1, at - now, limit, window, event, now, slot, recheck }
   end
 
@@ -84,6 +92,8 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   end
 
   local planned = redis.call('ZSCORE', planKey, member)
+  -- a slot older than the span is a stale entry (not trimmed yet): the row plans afresh
+  if planned and tonumber(planned) <= now - span then planned = nil end
   if planned then
     -- a re-check: the row already holds a slot
     planned = tonumber(planned)

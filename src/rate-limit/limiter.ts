@@ -5,6 +5,7 @@
  */
 import { namespaceOf, sellerKeys, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
+import { keySlot } from '../queue-shards.js';
 import type { LastGrant } from './lost-writes.js';
 
 export interface LimiterSettings {
@@ -125,6 +126,8 @@ const MAX_TRACKED_GRANTS = 2000;
 
 /** Sends granted on a re-check, by send id -> grant time (Redis ms); a few in flight per process. */
 const MAX_TRACKED_SENDS = 64;
+/** Every send granted and not yet answered, by send id -> grant time (Redis ms): a process's slots and its reserved waits. */
+const MAX_SENDS_IN_FLIGHT = 1024;
 
 export class SellerLimiter implements PermitLimiter {
   private readonly ns: string;
@@ -135,6 +138,8 @@ export class SellerLimiter implements PermitLimiter {
    */
   private answerHint: { ms: number; at: number } | undefined;
   private readonly plannedSends = new Map<string, number>();
+  /** When each send this process was granted goes (its place in `plan`), passed back with its answer. */
+  private readonly sendTimes = new Map<string, number>();
   /**
    * Until when (Redis ms) this Redis may have lost sends (lost-writes.ts): no
    * permit before it. While a (re)connected Redis is checked, asks wait for `gate`
@@ -142,6 +147,12 @@ export class SellerLimiter implements PermitLimiter {
    * ahead still joins the completion's write).
    */
   suspectUntil = 0;
+  /**
+   * On Redis Cluster: until when (Redis ms) each slot's master may have lost sends
+   * (cluster-failover.ts): only the sellers on a master that failed over with
+   * losses wait. Undefined elsewhere.
+   */
+  suspectSlots: Float64Array | undefined;
   gate: Promise<void> | undefined;
   /** The last send this process was granted: after a reconnect, still in Redis unless writes were lost (lost-writes.ts). */
   lastGrant: LastGrant | undefined;
@@ -179,7 +190,8 @@ export class SellerLimiter implements PermitLimiter {
     const drops = this.connectionDrops;
     const reply = await this.redis.acquirePermit(
       k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
-      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), this.suspectUntil,
+      member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
+      Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(k.plan)] ?? 0),
     );
     if (reply[0] === 1 && this.connectionDrops !== drops) {
       const [, , limit, windowMs, , redisNow, slot] = reply;
@@ -214,6 +226,10 @@ export class SellerLimiter implements PermitLimiter {
   }
 
   private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]: [...[number, number, number, number, number], number, number, 0 | 1]): Permit {
+    if (granted === 1) {
+      this.sendTimes.set(sendId, redisNow + waitMs);
+      if (this.sendTimes.size > MAX_SENDS_IN_FLIGHT) this.sendTimes.delete(this.sendTimes.keys().next().value!);
+    }
     if (granted === 1 && planned === 1) {
       this.plannedSends.set(sendId, redisNow + waitMs);
       if (this.plannedSends.size > MAX_TRACKED_SENDS) this.plannedSends.delete(this.plannedSends.keys().next().value!);
@@ -255,10 +271,12 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
     const s = this.settings;
+    const sentAt = this.sendTimes.get(args.sendId) ?? -1;
+    this.sendTimes.delete(args.sendId);
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1,
+      s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, sentAt,
     );
     if (args.sendId) this.learnAnswer(args.sendId, redisNow);
     return {

@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import { namespaceOf } from '../keys.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import { checkClusterGrants, masterLayout } from '../rate-limit/cluster-failover.js';
+import { checkClusterGrants, masterLayout, masterRanges, recordedSlotSuspects, type SlotRange } from '../rate-limit/cluster-failover.js';
+import { keySlot } from '../queue-shards.js';
 import type { SellerLimiter } from '../rate-limit/limiter.js';
 import { checkLostWrites, recordedSuspectUntil, SETTLE_MS } from '../rate-limit/lost-writes.js';
 
@@ -79,21 +80,42 @@ export function guardLostWrites(redis: RedisClient, limiter: SellerLimiter, conf
 /**
  * Redis Cluster (cluster-failover.ts): when the masters change, no send until
  * the cluster settled and this process's recent grants were found on their
- * masters; a missing one pauses every seller for a window. Every second the
- * worker reads whether another worker found one missing.
+ * masters; a missing one pauses the sellers of that master for a window. Every
+ * second the worker reads whether another worker found one missing.
  */
 export function guardClusterFailover(cluster: Cluster & RedisClient, limiter: SellerLimiter, config: Config, log: Logger): void {
   limiter.grants = new Map();
+  const slots = new Float64Array(16384);
+  limiter.suspectSlots = slots;
   const ns = namespaceOf(config.queuePrefix);
   const spanMs = config.rateLimitWindowMs + config.rateLimitGuardMs;
   let release: (() => void) | undefined;
   let layout = '';
   let checking = false;
   let again = false;
-  const suspect = (until: number, why: string) => {
+  // a worker of an earlier version records one time for every seller: kept to as well
+  const suspectAll = (until: number, why: string) => {
     if (until <= limiter.suspectUntil) return;
     limiter.suspectUntil = until;
     log.warn({ suspectUntil: until, why }, 'a Redis master may have lost its last writes (it failed over): no seller sends until a whole window has passed');
+  };
+  const suspect = (ranges: SlotRange[], until: number, why: string) => {
+    let later = false;
+    for (const [a, b] of ranges) {
+      for (let slot = a; slot <= b; slot++) {
+        if (slots[slot]! < until) {
+          slots[slot] = until;
+          later = true;
+        }
+      }
+    }
+    if (!later) return;
+    log.warn({ suspectUntil: until, slots: ranges.map(([a, b]) => `${a}-${b}`).join(','), why },
+      'a Redis master may have lost its last writes (it failed over): its sellers send nothing until a whole window has passed');
+  };
+  const recorded = async () => {
+    for (const { range, until } of await recordedSlotSuspects(cluster, ns)) suspect([range], until, 'another worker found writes missing');
+    suspectAll((await recordedSuspectUntil(cluster, ns)).until, 'another worker found writes missing');
   };
   const check = async (): Promise<void> => {
     if (checking) { again = true; return; }
@@ -104,9 +126,9 @@ export function guardClusterFailover(cluster: Cluster & RedisClient, limiter: Se
         // let the failover finish and the other processes report what they miss
         await new Promise((r) => setTimeout(r, SETTLE_MS));
         while (cluster.status !== 'ready') await new Promise((r) => setTimeout(r, 200));
-        const { until, missing } = await checkClusterGrants(cluster, ns, spanMs, limiter.grants!.values());
-        if (missing) suspect(until, `this worker's grant ${missing.sendId} (${missing.sent}) is not on its master any more`);
-        suspect((await recordedSuspectUntil(cluster, ns)).until, 'another worker found writes missing');
+        const lost = await checkClusterGrants(cluster, ns, spanMs, limiter.grants!.values(), (key) => masterRanges(cluster.slots, keySlot(key)));
+        for (const { until, missing, ranges } of lost) suspect(ranges, until, `this worker's grant ${missing.sendId} (${missing.sent}) is not on its master any more`);
+        await recorded();
       } while (again);
       limiter.gate = undefined;
       release?.();
@@ -136,6 +158,6 @@ export function guardClusterFailover(cluster: Cluster & RedisClient, limiter: Se
   });
   setInterval(() => {
     if (cluster.status !== 'ready' || limiter.gate) return;
-    recordedSuspectUntil(cluster, ns).then(({ until }) => suspect(until, 'another worker found writes missing'), () => undefined);
+    recorded().catch(() => undefined);
   }, 1000).unref();
 }

@@ -7,18 +7,32 @@
  * - the master holding the queue.
  * Asserted over the runs: every upload done, with counts equal to what the API
  * registered; no 429; nothing registered twice; no enqueued row lost; and a
- * SIGTERM afterwards stops the whole pool within its drain bound.
+ * SIGTERM afterwards stops the whole pool within its drain bound. When the
+ * master with a seller's keys lost a grant, only the sellers on that master
+ * pause for a window: none of them registers during the pause, and a seller on
+ * another master does.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
-import { SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
+import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 5);
 const SHUTDOWN_MS = 5000;
 const results: Record<string, RunResult[]> = { 'cluster-seller-master': [], 'cluster-queue-master': [] };
+/** A pause of one master's sellers, as the pool logged it, and the sellers on either side of it. */
+interface Pause { loggedAt: number; until: number; paused: string[]; others: string[] }
+const pauses: Array<Pause & { pausedDuring: number; othersDuring: number }> = [];
+
+/** The earliest per-master pause the pool logged (pino JSON lines), if any. */
+function pauseOf(output: string): { loggedAt: number; until: number } | undefined {
+  const lines = output.split('\n').filter((l) => l.includes('its sellers send nothing until a whole window has passed'));
+  const logged = lines.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; suspectUntil: number });
+  if (logged.length === 0) return undefined;
+  return { loggedAt: Math.min(...logged.map((x) => x.time)), until: Math.max(...logged.map((x) => x.suspectUntil)) };
+}
 afterAll(() => {
   for (const rs of Object.values(results)) if (rs.length) console.log(`[ha] ${summary(rs)}, stop ${Math.max(...rs.map((r) => r.stopMs ?? -1))} ms at most, left running ${Math.max(...rs.map((r) => r.leftRunning ?? -1))}`);
   cleanUp();
@@ -58,6 +72,9 @@ for (const target of ['seller', 'queue'] as const) {
           // the default on 3 masters: 6 queue shards, 2 per master
           const prefixes = shardPrefixes(`{ha-${name}-${run}}`, 6);
           let lostBytes = 0;
+          // the sellers whose keys are on the failed master, and the others
+          const failedSide: string[] = [];
+          const otherSide: string[] = [];
           const r = await runCase(name, run, { REDIS_CLUSTER_NODES: cluster.seeds }, async () => {
             // a seller whose keys and whose queue shard are on different masters: fail one of the two
             let shard: Awaited<ReturnType<typeof cluster.shardOf>> | undefined;
@@ -70,6 +87,7 @@ for (const target of ['seller', 'queue'] as const) {
               }
             }
             if (!shard) throw new Error('every seller\'s keys share its queue shard\'s master: no such case in this run');
+            for (const seller of SELLERS) (((await cluster.shardOf(`{${seller}}`)).master === shard.master) ? failedSide : otherSide).push(seller);
             // the replica stops and its link is cut: what the master writes from now on it never gets
             const master = new Redis({ port: shard.master.port, lazyConnect: true });
             master.on('error', () => undefined);
@@ -86,13 +104,29 @@ for (const target of ['seller', 'queue'] as const) {
             return faultAt;
           }, {
             env: { RATE_LIMIT_WINDOW_MS: '10000', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS) },
-            afterDone: stopPool,
+            afterDone: async (stage) => {
+              const pause = pauseOf(stage.pool.output());
+              if (pause && target === 'seller') {
+                const times = (await stage.stats()).sellers;
+                const during = (sellers: string[], from: number) => sellers.reduce((n, x) => n + (times[x]?.times ?? []).filter((t) => t > from && t < pause.until - 500).length, 0);
+                pauses.push({ ...pause, paused: failedSide, others: otherSide, pausedDuring: during(failedSide, pause.loggedAt + IN_FLIGHT_MS), othersDuring: during(otherSide, pause.loggedAt) });
+              }
+              return stopPool(stage);
+            },
           });
           r.note = `the master wrote ${lostBytes} bytes its replica never had`;
           results[name]!.push(r);
           expect(lostBytes, 'the fault lost writes').toBeGreaterThan(0);
         } finally {
           await cluster.stop();
+        }
+      }
+      if (target === 'seller') {
+        console.log(`[ha] per-master pauses: ${JSON.stringify(pauses)}`);
+        expect(pauses.length, 'no run lost a grant: the pause was never exercised').toBeGreaterThan(0);
+        for (const p of pauses) {
+          expect(p.pausedDuring, JSON.stringify(p)).toBe(0);
+          expect(p.othersDuring, JSON.stringify(p)).toBeGreaterThan(0);
         }
       }
       for (const r of results[name]!) {
