@@ -26,6 +26,9 @@ export function sellerKeys(ns: string, sellerId: string) {
   };
 }
 
+/** string, 60 s: written by `upload` on a cluster so that WAIT on the seller's master covers it (upload/replicated.ts) */
+export const replicaCheckKey = (ns: string, sellerId: string) => `${ns}:up:{${sellerId}}:replica-check`;
+
 export function uploadKeys(ns: string, sellerId: string, uploadId: string) {
   const base = `${ns}:up:{${sellerId}}:${uploadId}`;
   return {

@@ -4,6 +4,7 @@
  * and on the command line apply the same rules and give the same object.
  */
 import type { Config } from '../config.js';
+import { namespaceOf, replicaCheckKey } from '../keys.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
 import type { RowError } from '../excel/parse-products.js';
 import type { RedisClient } from '../redis.js';
@@ -46,7 +47,9 @@ export async function submitUpload(deps: SubmitDeps | undefined, sellerId: strin
     let queuePrefix: string | undefined;
     ({ uploadId, enqueued, alreadyUploaded, queuePrefix } = await enqueueUpload(deps, sellerId, sheet));
     // the shards' queues share one connection: its WAIT covers whichever one was written
-    await confirmOnReplica(deps.redis, deps.queues.get(queuePrefix ?? deps.queues.prefixes[0]!));
+    const prefix = queuePrefix ?? deps.queues.prefixes[0]!;
+    const ns = namespaceOf(deps.config.queuePrefix);
+    await confirmOnReplica(deps.redis, deps.queues.get(prefix), { seller: replicaCheckKey(ns, sellerId), queue: `${prefix}:replica-check` });
   }
   return {
     uploadId, sellerId, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,
