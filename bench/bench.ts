@@ -303,9 +303,9 @@ async function main(): Promise<void> {
       }
       if (wanted('many-sellers')) {
         say('bench: many-sellers: each limiter run between two bare BullMQ runs (no limiter) ...');
-        // the libraries beside the default; the naive and token-bucket scripts' Redis and
+        // the libraries beside the default; the naive, token-bucket and bottleneck Redis and
         // throughput costs are measured in capacity (and this keeps the bench under 10 minutes)
-        const t = await throughputSequence(bench, LIMITERS.filter((k) => k !== 'naive' && k !== 'token-bucket'), ctx);
+        const t = await throughputSequence(bench, LIMITERS.filter((k) => k !== 'naive' && k !== 'token-bucket' && k !== 'bottleneck'), ctx);
         results.push(...t.results);
         throughputNote = t.note;
         report(t.results);
@@ -320,25 +320,26 @@ async function main(): Promise<void> {
     // on a cluster of its own; only when asked, since it would take the default run past 10 minutes
     if (SCENARIOS?.includes('cluster')) results.push(...(await clusterSequence()));
     let consoleResult: ConsoleResult | undefined;
-    if (wanted('console')) consoleResult = await consoleScenario();
+    // the console's figures do not depend on the limiter: only when asked (BENCH_SCENARIOS=console), like cluster
+    if (SCENARIOS?.includes('console')) consoleResult = await consoleScenario();
     const uploadMs500 = SCENARIOS ? undefined : await uploadWallMs(redisServer.url);
     if (uploadMs500 !== undefined) say(`bench: 500-row upload ${uploadMs500} ms (median of 5); worker peak RSS ${bench.rssMb} MB`);
     const elapsedS = Math.round((Date.now() - startedAt) / 1000);
     // a partial run (BENCH_SCENARIOS) replaces only what it measured
     const resultsPath = join(BENCH_DIR, 'results.json');
-    const previous = SCENARIOS && existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown> & { scenarios: ScenarioResult[] }) : undefined;
+    const earlier = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown> & { scenarios: ScenarioResult[] }) : undefined;
+    const previous = SCENARIOS ? earlier : undefined;
     const measured = new Set(results.map((x) => x.name));
     // the cluster figures, asked for on their own, outlive a default run
     const kept = (x: ScenarioResult) => (SCENARIOS ? !SCENARIOS.includes(x.name) : x.name === 'many-sellers-cluster') && !measured.has(x.name);
-    const earlier = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as { scenarios: ScenarioResult[] }).scenarios.filter(kept) : [];
-    const scenarios = [...earlier, ...results];
+    const scenarios = [...(earlier?.scenarios.filter(kept) ?? []), ...results];
     const out = {
       ...previous,
       scenarios,
       uploadMs500: uploadMs500 ?? previous?.uploadMs500 ?? null,
       workerRssMb: previous && !wanted('single-500') ? previous.workerRssMb : bench.rssMb,
       idleCommandsPerSec: idleCommandsPerSec ?? previous?.idleCommandsPerSec ?? null,
-      console: consoleResult ?? previous?.console ?? null,
+      console: consoleResult ?? earlier?.console ?? null,
       elapsedS: previous ? previous.elapsedS : elapsedS,
       throughputNote: throughputNote || (previous?.throughputNote ?? ''),
       ...(previous ? { lastPartialRun: { scenarios: SCENARIOS, elapsedS } } : {}),

@@ -12,6 +12,7 @@ import { freePort } from '../../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { Bench, PROCESSES, RULE, round, say, type ScenarioResult } from '../harness.js';
+import { SHARDS } from './many-sellers.js';
 import { CAPACITY, capacityRun, idleCommandsPerSec, spanRatios, type CapacityLimiter, type CapacityRun } from './capacity.js';
 
 const versionOf = (pkg: string) => (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
@@ -55,7 +56,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         runs.push({ limiter: s.limiter, run });
         log(run);
       }
-    }, { QUEUE_PREFIX: '{bench-capacity}' });
+    }, { QUEUE_PREFIX: '{bench-capacity}', ...(SHARDS > 1 ? { QUEUE_SHARDS: String(SHARDS) } : {}) });
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
       await bench.withPool('none', async (ctx) => {
         const run = await capacityRun(bench, api, ctx, {

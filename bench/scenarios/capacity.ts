@@ -14,7 +14,9 @@
 import { writeFileSync } from 'node:fs';
 import type { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet, jobIdFor, jobOptions } from '../../src/queue.js';
+import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { SHARDS, queuesOn } from './many-sellers.js';
 import { Bench, RULE, cpuMs, round, sheetOf, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
 
 export const CAPACITY = { sellers: 200, rows: 50, smallRows: 7, smallAfterMs: 1000, latencyMs: { min: 150, max: 250 } } as const;
@@ -74,7 +76,9 @@ export async function capacityRun(
   const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
   const small = `${opts.sellerKind}--${opts.tag}small`;
   const bare = opts.limiter === 'bare';
-  const deps = { redis: ctx.redis, queues: QueueSet.of(ctx.queue), config: ctx.config, now: Date.now };
+  // with BENCH_QUEUE_SHARDS, the sellers (bare BullMQ's too) spread over that many queue shards (the pool serves them all)
+  const queues = SHARDS > 1 ? queuesOn(ctx, shardPrefixes(ctx.config.queuePrefix, SHARDS)) : QueueSet.of(ctx.queue);
+  const deps = { redis: ctx.redis, queues, config: ctx.config, now: Date.now };
   const options = jobOptions(ctx.config);
   const uploadedAt = new Map<string, number>();
   const upload = async (seller: string, rows: number) => {
@@ -82,7 +86,7 @@ export async function capacityRun(
     if (bare) {
       // bare BullMQ: the same jobs, added first-come, with nothing of ours around them
       const uploadId = sheet.sha256.slice(0, 24);
-      await ctx.queue.addBulk(sheet.valid.map(({ row, product }) => ({
+      await queues.get(shardOf(seller, queues.prefixes)).addBulk(sheet.valid.map(({ row, product }) => ({
         name: 'register', data: { sellerId: seller, uploadId, row, product },
         opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
       })));

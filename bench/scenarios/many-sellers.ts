@@ -12,7 +12,7 @@ import type { LimiterKind } from '../alt-limiters.js';
 import { Bench, ROUNDS, commandCalls, cpuMs, round, say, scenario, sheetOf, type Ctx, type ScenarioResult } from '../harness.js';
 
 /** BENCH_QUEUE_SHARDS: the limiter's rows go to that many queue shards (bare BullMQ stays on one queue). */
-const SHARDS = Number(process.env.BENCH_QUEUE_SHARDS ?? 1);
+export const SHARDS = Number(process.env.BENCH_QUEUE_SHARDS ?? 1);
 
 export type ManySellersRun = { result: ScenarioResult; rowsPerSecond: number; cpu: { workers: number; redis: number } };
 
