@@ -9,7 +9,9 @@
  * single-500 and three-sellers side by side (bottleneck alone); then many-sellers
  * (1,000 x 5 rows, no throttling) runs in rounds against bare BullMQ (no limiter).
  * Last, capacity (scenarios/capacity*.ts) runs every limiter, BullMQ's own included,
- * at a real API's latency on pools of its own.
+ * at a real API's latency on pools of its own. Only when named in BENCH_SCENARIOS:
+ * console (the web console's Redis load) and cluster (many-sellers on a private
+ * Redis Cluster); their figures outlive a default run.
  *
  * For working on one part: BENCH_ONLY (limiters), BENCH_SCENARIOS, BENCH_ROUNDS
  * (default-limiter runs in many-sellers, 2), BENCH_CONCURRENCY and
