@@ -111,14 +111,14 @@ export function redisNodes(redis: RedisClient): Array<Pick<RedisClient, 'info'>>
   return redis instanceof Cluster ? redis.nodes('master') : [redis];
 }
 
-/** Commands Redis has run so far (INFO commandstats; over every master of a cluster). */
+/** Commands each node (the server, or each master of a cluster) has run so far (INFO commandstats). */
+export async function callsPerNode(redis: RedisClient): Promise<number[]> {
+  return Promise.all(redisNodes(redis).map(async (n) => [...(await n.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)));
+}
+
+/** Commands Redis has run so far (over every master of a cluster). */
 export async function commandCalls(redis: RedisClient): Promise<number> {
-  let calls = 0;
-  for (const node of redisNodes(redis)) {
-    const info = await node.info('commandstats');
-    calls += [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
-  }
-  return calls;
+  return (await callsPerNode(redis)).reduce((a, b) => a + b, 0);
 }
 
 export function peakRssMb(pids: number[]): number {

@@ -17,15 +17,10 @@ import { startCluster } from '../../src/dev/redis-cluster.js';
 import { freePort } from '../../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
-import { Bench, ROUNDS, RULE, redisNodes, round, say, type Ctx, type ScenarioResult } from '../harness.js';
+import { Bench, ROUNDS, RULE, callsPerNode, redisNodes, round, say, type ScenarioResult } from '../harness.js';
 import { describeRun, manySellers, queuesOn, type ManySellersRun } from './many-sellers.js';
 
 const SELLERS = 500;
-
-/** Commands each master has run so far. */
-async function callsPerMaster(ctx: Ctx): Promise<number[]> {
-  return Promise.all(redisNodes(ctx.redis).map(async (n) => [...(await n.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)));
-}
 
 export async function clusterSequence(): Promise<ScenarioResult[]> {
   const cluster = await startCluster();
@@ -45,9 +40,9 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
       const runs: Array<{ kind: Kind; run: ManySellersRun; spread?: number[] }> = [];
       const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
       for (const [i, kind] of sequence.entries()) {
-        const before = await callsPerMaster(ctx);
+        const before = await callsPerNode(ctx.redis);
         const run = await manySellers(bench, kind === 'sliding-window' ? 'sliding-window' : 'none', ctx, `c${i}-`, SELLERS, kind === 'bare-one-queue' ? one : shards);
-        const after = await callsPerMaster(ctx);
+        const after = await callsPerNode(ctx.redis);
         const used = after.map((n, k) => n - before[k]!);
         const mean = used.reduce((a, b) => a + b, 0) / used.length;
         const spread = used.map((n) => round(n / mean, 2));

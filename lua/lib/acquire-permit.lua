@@ -17,7 +17,6 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   -- wakes a few ms early or late).
   local RESERVE_MS = math.min(50, math.floor(span / 4))
 
-
   local function top(key)
     local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
     if newest[2] then return tonumber(newest[2]) end

@@ -78,14 +78,20 @@ export async function checkClusterGrants(
   return found;
 }
 
-/** The slot ranges whose masters any worker found missing writes, with their until-times still ahead. */
-export async function recordedSlotSuspects(redis: RedisClient, ns: string): Promise<Array<{ range: SlotRange; until: number }>> {
+/**
+ * What the record holds, with its until-times still ahead: the slot ranges whose
+ * masters any worker found missing writes, and the one time for every seller
+ * that a worker of an earlier version records (0: none).
+ */
+export async function recordedSlotSuspects(redis: RedisClient, ns: string): Promise<{ ranges: Array<{ range: SlotRange; until: number }>; all: number }> {
   const [record, time] = await Promise.all([redis.hgetall(epochKey(ns)), redis.time()]);
   const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-  return Object.entries(record).filter(([field, until]) => field.startsWith(FIELD) && Number(until) > now).map(([field, until]) => {
+  const all = Number(record.suspectUntil ?? 0);
+  const ranges = Object.entries(record).filter(([field, until]) => field.startsWith(FIELD) && Number(until) > now).map(([field, until]) => {
     const [a, b] = field.slice(FIELD.length).split('-').map(Number);
     return { range: [a!, b!] as SlotRange, until: Number(until) };
   });
+  return { ranges, all: all > now ? all : 0 };
 }
 
 /** The slot ranges served by the master that serves `slot` (ioredis's `cluster.slots`: slot -> node keys, master first). */

@@ -124,9 +124,7 @@ export interface PermitLimiter {
 /** Sellers whose last grant a process tracks on a cluster (the most recent ones). */
 const MAX_TRACKED_GRANTS = 2000;
 
-/** Sends granted on a re-check, by send id -> grant time (Redis ms); a few in flight per process. */
-const MAX_TRACKED_SENDS = 64;
-/** Every send granted and not yet answered, by send id -> grant time (Redis ms): a process's slots and its reserved waits. */
+/** Sends granted and not yet answered that a process tracks: its slots and its reserved waits. */
 const MAX_SENDS_IN_FLIGHT = 1024;
 
 export class SellerLimiter implements PermitLimiter {
@@ -137,9 +135,12 @@ export class SellerLimiter implements PermitLimiter {
    * margin for planning far windows (see sliding-window.lua).
    */
   private answerHint: { ms: number; at: number } | undefined;
-  private readonly plannedSends = new Map<string, number>();
-  /** When each send this process was granted goes (its place in `plan`), passed back with its answer. */
-  private readonly sendTimes = new Map<string, number>();
+  /**
+   * Each send this process was granted and not yet answered: when it goes (Redis ms,
+   * its place in `plan`), passed back with its answer, and whether it was granted on
+   * a re-check (a planned row: its answer time joins the hint).
+   */
+  private readonly sends = new Map<string, { at: number; planned: boolean }>();
   /**
    * Until when (Redis ms) this Redis may have lost sends (lost-writes.ts): no
    * permit before it. While a (re)connected Redis is checked, asks wait for `gate`
@@ -227,12 +228,8 @@ export class SellerLimiter implements PermitLimiter {
 
   private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]: [...[number, number, number, number, number], number, number, 0 | 1]): Permit {
     if (granted === 1) {
-      this.sendTimes.set(sendId, redisNow + waitMs);
-      if (this.sendTimes.size > MAX_SENDS_IN_FLIGHT) this.sendTimes.delete(this.sendTimes.keys().next().value!);
-    }
-    if (granted === 1 && planned === 1) {
-      this.plannedSends.set(sendId, redisNow + waitMs);
-      if (this.plannedSends.size > MAX_TRACKED_SENDS) this.plannedSends.delete(this.plannedSends.keys().next().value!);
+      this.sends.set(sendId, { at: redisNow + waitMs, planned: planned === 1 });
+      if (this.sends.size > MAX_SENDS_IN_FLIGHT) this.sends.delete(this.sends.keys().next().value!);
     }
     return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot };
   }
@@ -247,11 +244,8 @@ export class SellerLimiter implements PermitLimiter {
     return this.answerHint;
   }
 
-  /** A planned row's send was answered at `redisNow`: its answer time joins the hint. */
-  private learnAnswer(sendId: string, redisNow: number): void {
-    const sentAt = this.plannedSends.get(sendId);
-    if (sentAt === undefined) return;
-    this.plannedSends.delete(sendId);
+  /** A planned row's send (sent at `sentAt`) was answered at `redisNow`: its answer time joins the hint. */
+  private learnAnswer(sentAt: number, redisNow: number): void {
     const sample = redisNow - sentAt;
     // as complete-send.lua does for the seller's average: a stall longer than W + G is not an answer time
     if (sample < 0 || sample >= this.settings.windowMs + this.settings.guardMs) return;
@@ -271,14 +265,14 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(args.sellerId);
     const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
     const s = this.settings;
-    const sentAt = this.sendTimes.get(args.sendId) ?? -1;
-    this.sendTimes.delete(args.sendId);
+    const send = this.sends.get(args.sendId);
+    this.sends.delete(args.sendId);
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
-      s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, sentAt,
+      s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
     );
-    if (args.sendId) this.learnAnswer(args.sendId, redisNow);
+    if (send?.planned) this.learnAnswer(send.at, redisNow);
     return {
       counted: counted === 1, total, registered, duplicate, failed, redisNow,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,

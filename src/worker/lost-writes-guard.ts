@@ -114,8 +114,9 @@ export function guardClusterFailover(cluster: Cluster & RedisClient, limiter: Se
       'a Redis master may have lost its last writes (it failed over): its sellers send nothing until a whole window has passed');
   };
   const recorded = async () => {
-    for (const { range, until } of await recordedSlotSuspects(cluster, ns)) suspect([range], until, 'another worker found writes missing');
-    suspectAll((await recordedSuspectUntil(cluster, ns)).until, 'another worker found writes missing');
+    const { ranges, all } = await recordedSlotSuspects(cluster, ns);
+    for (const { range, until } of ranges) suspect([range], until, 'another worker found writes missing');
+    suspectAll(all, 'another worker found writes missing');
   };
   const check = async (): Promise<void> => {
     if (checking) { again = true; return; }

@@ -55,7 +55,7 @@ describe('checkClusterGrants against a real Redis', () => {
     expect(found.map((f) => [f.missing.sent, f.ranges])).toEqual([[lost, [[100, 199], [300, 399]]]]);
     expect(found[0]!.until).toBeGreaterThan(t + span);
 
-    const recorded = await recordedSlotSuspects(redis, ns);
+    const recorded = (await recordedSlotSuspects(redis, ns)).ranges;
     expect(recorded.map((r) => r.range).sort((a, b) => a[0] - b[0])).toEqual([[100, 199], [300, 399]]);
     expect(recorded.every((r) => r.until === found[0]!.until)).toBe(true);
     // the slot of a key tells which seller a range holds back
@@ -66,7 +66,7 @@ describe('checkClusterGrants against a real Redis', () => {
     const sent = sellerKeys(ns, 'seller-again').sent;
     const t = await now();
     await checkClusterGrants(redis, ns, span, [{ sent, sendId: 'x#1', at: t }], () => [[100, 199]]);
-    const [range] = (await recordedSlotSuspects(redis, ns)).filter((r) => r.range[0] === 100);
+    const [range] = (await recordedSlotSuspects(redis, ns)).ranges.filter((r) => r.range[0] === 100);
     expect(range!.until).toBeGreaterThanOrEqual(t + span);
     await redis.hset(`${ns}:redis-epoch`, 'suspect:500-599', t - 120_000);
     await checkClusterGrants(redis, ns, span, [{ sent, sendId: 'x#2', at: t }], () => [[600, 699]]);
