@@ -154,7 +154,7 @@ ${legend.join('\n')}
 `;
 }
 
-function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null): string {
+function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null, redisScheduling: string | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
   const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
@@ -197,7 +197,9 @@ ${capacity.join('\n')}
   the end; the rule alone would allow each seller's 50 rows at once). A first-come pool gives early sellers
   much less and late ones about 1.
 - "Redis µs/row in commands" is INFO commandstats usec: time inside commands, with a script's inner commands
-  counted again, and wall time, so a script preempted on this busy 2-core machine counts its wait too.
+  counted again. It is wall time: on this 2-core machine, shared with ${PROCESSES} worker processes, a script preempted
+  halfway would count its wait too, so Redis runs under **${redisScheduling ?? 'the default policy'}** while this scenario
+  measures (bench/harness.ts, withRealtimeRedis), as on a host of its own; every limiter and bare BullMQ alike.
   "Redis CPU" is the redis-server process's user + system time (/proc), which includes the socket work.
 `}
 ${cluster.length === 0 ? '' : `
@@ -314,10 +316,12 @@ async function main(): Promise<void> {
       }
     });
     let idleCommandsPerSec: number | null = null;
+    let redisScheduling: string | null = null;
     if (wanted('capacity')) {
       const c = await capacitySequence(redisServer.url);
       results.push(...c.results);
       idleCommandsPerSec = c.idleCommandsPerSec;
+      redisScheduling = c.redisScheduling;
     }
     // on a cluster of its own; only when asked, since it would take the default run past 10 minutes
     if (SCENARIOS?.includes('cluster')) results.push(...(await clusterSequence()));
@@ -341,6 +345,7 @@ async function main(): Promise<void> {
       uploadMs500: uploadMs500 ?? previous?.uploadMs500 ?? null,
       workerRssMb: previous && !wanted('single-500') ? previous.workerRssMb : bench.rssMb,
       idleCommandsPerSec: idleCommandsPerSec ?? previous?.idleCommandsPerSec ?? null,
+      capacityRedisScheduling: redisScheduling ?? previous?.capacityRedisScheduling ?? null,
       console: consoleResult ?? earlier?.console ?? null,
       elapsedS: previous ? previous.elapsedS : elapsedS,
       throughputNote: throughputNote || (previous?.throughputNote ?? ''),
@@ -349,7 +354,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_NO_WRITE) return void say('bench: BENCH_NO_WRITE: results.json and RESULTS.md left as they were');
     writeFileSync(resultsPath, `${JSON.stringify(out, null, 2)}\n`);
     if (chart.length > 0) writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
-    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null));
+    writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null, out.capacityRedisScheduling as string | null));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {
     await api.close();

@@ -36,8 +36,18 @@ local jobId = redis.call('LINDEX', KEYS[1], 0)
 if not jobId or jobId == ARGV[12] then return {} end
 local jobKey = jobPrefix .. jobId
 if redis.call('GET', jobKey .. ':lock') ~= token then return {} end
-local ok, job = pcall(cjson.decode, redis.call('HGET', jobKey, 'data') or '')
-if not ok or type(job) ~= 'table' or type(job.sellerId) ~= 'string' or job.uploadId == nil or job.row == nil then return {} end
+local data = redis.call('HGET', jobKey, 'data') or ''
+-- the fields the producer writes first (src/upload/enqueue-upload.ts), read without
+-- decoding the whole row; any other layout is decoded
+local job
+local sellerId, uploadId, row = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)[,}]')
+if sellerId then
+  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row) }
+else
+  local ok, decoded = pcall(cjson.decode, data)
+  if not ok or type(decoded) ~= 'table' or type(decoded.sellerId) ~= 'string' or decoded.uploadId == nil or decoded.row == nil then return {} end
+  job = decoded
+end
 if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
 
 -- the row's member and the seller's keys, named as src/keys.ts names them

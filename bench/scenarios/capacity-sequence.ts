@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { Bench, PROCESSES, RULE, round, say, type ScenarioResult } from '../harness.js';
+import { Bench, PROCESSES, RULE, round, say, withRealtimeRedis, type ScenarioResult } from '../harness.js';
 import { SHARDS } from './many-sellers.js';
 import { CAPACITY, capacityRun, idleCommandsPerSec, spanRatios, type CapacityLimiter, type CapacityRun } from './capacity.js';
 
@@ -23,7 +23,7 @@ const CONCURRENCY_ENV: Record<string, string> = process.env.BENCH_CONCURRENCY ? 
 const PEERS = process.env.BENCH_CAPACITY_PEERS?.split(',');
 const BULLMQ_LIMITER_TIME_MS = 20_000;
 
-export async function capacitySequence(redisUrl: string): Promise<{ results: ScenarioResult[]; idleCommandsPerSec: number }> {
+export async function capacitySequence(redisUrl: string): Promise<{ results: ScenarioResult[]; idleCommandsPerSec: number; redisScheduling: string }> {
   const api = new MockRegistrationApi({ limit: RULE.limit, windowMs: RULE.windowMs, latencyMs: CAPACITY.latencyMs });
   const port = await api.listen(await freePort());
   const bench = new Bench(api, redisUrl, `http://127.0.0.1:${port}`, CONCURRENCY_ENV);
@@ -34,9 +34,11 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     say(`  capacity ${x.limiter}: ${x.registered}/${x.rows} rows, ${x.rowsPerSec} rows/s, 429s ${x.tooMany}, first registration p50/p99/max ${x.firstRegistrationMs!.p50}/${x.firstRegistrationMs!.p99}/${x.firstRegistrationMs!.max} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisUsecPerRow} µs/row in commands, ${x.redisCpuUsPerRow} µs/row CPU, workers ${x.workerCpuUsPerRow} µs/row CPU, peak RSS ${x.peakRssMb} MB${x.complete ? '' : ' (stopped at the time limit)'}`);
   };
   let idle = 0;
+  let redisScheduling = '';
   try {
     say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
-    await bench.withPool('by-seller', async (ctx) => {
+    await bench.withPool('by-seller', (ctx) => withRealtimeRedis(bench.redisPids, async (policy) => {
+      redisScheduling = policy;
       // warm the fresh processes on both paths before measuring
       await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', sellers: 30 });
       await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', sellers: 30 });
@@ -56,15 +58,15 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         runs.push({ limiter: s.limiter, run });
         log(run);
       }
-    }, { QUEUE_PREFIX: '{bench-capacity}', ...(SHARDS > 1 ? { QUEUE_SHARDS: String(SHARDS) } : {}) });
+    }), { QUEUE_PREFIX: '{bench-capacity}', ...(SHARDS > 1 ? { QUEUE_SHARDS: String(SHARDS) } : {}) });
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
-      await bench.withPool('none', async (ctx) => {
+      await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
         const run = await capacityRun(bench, api, ctx, {
           limiter: 'bullmq-limiter', sellerKind: 'none', tag: 'q-', library: `bullmq@${versionOf('bullmq')}`, timeLimitMs: BULLMQ_LIMITER_TIME_MS,
         });
         runs.push({ limiter: 'bullmq-limiter', run });
         log(run);
-      }, { QUEUE_PREFIX: '{bench-bullmq-limiter}', BENCH_QUEUE_LIMITER: `${RULE.limit}/${RULE.windowMs}` });
+      }), { QUEUE_PREFIX: '{bench-bullmq-limiter}', BENCH_QUEUE_LIMITER: `${RULE.limit}/${RULE.windowMs}` });
     }
   } finally {
     await api.close();
@@ -83,5 +85,5 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     sellerSpanRatio: spanRatios(run.spans, bareRate),
   }));
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(' and ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
-  return { results, idleCommandsPerSec: idle };
+  return { results, idleCommandsPerSec: idle, redisScheduling };
 }

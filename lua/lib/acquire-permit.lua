@@ -25,8 +25,11 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   -- the latest slot handed out (now when none is ahead)
   local planTop = math.max(top(planKey), now)
   -- a block from a 429, or the end of a window that lost writes may have hidden sends
-  -- from (src/rate-limit/lost-writes.ts): no send before it
-  local blockedUntil = math.max(tonumber(redis.call('GET', blockedKey) or '0'), suspectUntil or 0)
+  -- from (src/rate-limit/lost-writes.ts): no send before it. Read with the throttle
+  -- flag in one call: a grant clears the flag only when it is set.
+  local flags = redis.call('MGET', blockedKey, throttleKey)
+  local blockedUntil = math.max(tonumber(flags[1] or '0'), suspectUntil or 0)
+  local throttled = flags[2] ~= false
 
   -- the answer time a planned row adds to its place in `sent`, + 5 ms (read when needed):
   -- the worker's recent hint, else the seller's moving average
@@ -69,7 +72,7 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     redis.call('ZADD', sentKey, at + hold, sendId)
     redis.call('ZADD', planKey, at, member)
     local event = 0
-    if planTop <= at and redis.call('DEL', throttleKey) == 1 then event = 2 end
+    if planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then event = 2 end
     planTop = math.max(planTop, at)
     redis.call('PEXPIRE', planKey, planTtl())
     -- no entry of `sent` lies past now + RESERVE_MS + hold (a grant's place while in flight;

@@ -52,4 +52,40 @@ describe('permit-next.lua', () => {
       connection.disconnect();
     }
   });
+
+  it('reads the row from the job as the producer writes it, and from any other layout of the same JSON', async () => {
+    const prefix = '{pn2}';
+    const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection, prefix });
+    const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
+    const { limiter, redis } = limiterOn(server.port, { limit: 10, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
+    const keys = { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` };
+    try {
+      const layouts: Array<Record<string, unknown>> = [
+        // the producer's order (src/upload/enqueue-upload.ts)
+        { sellerId: 'L_1-x', uploadId: 'u-1', row: 7, product: { name: '"sellerId":"other"' } },
+        // the same fields in another order, and a row number without a product after it
+        { product: { sku: 'A' }, row: 8, uploadId: 'u-1', sellerId: 'L_1-x' },
+        { sellerId: 'L_1-x', uploadId: 'u-1', row: 9 },
+      ];
+      for (const [i, data] of layouts.entries()) {
+        const row = data.row as number;
+        // the job being finished, then the row BullMQ's completion fetches
+        await queue.add('r', { sellerId: 'L_1-x', uploadId: 'f', row: i }, { jobId: `f-${i}`, priority: 1 });
+        await queue.add('r', data, { jobId: `u-1-${row}`, priority: 2 });
+        const token = `worker-a:${i}`;
+        const finished = (await worker.getNextJob(token))!;
+        const next = (await finished.moveToCompleted('ok', token, true)) as unknown as [unknown, string];
+        expect(next[1]).toBe(`u-1-${row}`);
+        const ahead = await limiter.permitNext(keys, token, `n${row}`, { jobId: finished.id!, sellerId: 'L_1-x' });
+        expect(ahead).toMatchObject({ jobId: `u-1-${row}`, sendId: `u-1:${row}#n${row}`, permit: { granted: true } });
+        expect(await redis.zscore(limiter.keys('L_1-x').plan, `u-1:${row}`)).not.toBeNull();
+      }
+    } finally {
+      await worker.close();
+      await queue.close();
+      redis.disconnect();
+      connection.disconnect();
+    }
+  });
 });
