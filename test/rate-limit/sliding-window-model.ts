@@ -1,6 +1,8 @@
 /**
  * A brute-force model of lua/sliding-window.lua and lua/complete-send.lua for the
- * property test: plain arrays, no trimming tricks, fed the times Redis reported.
+ * property test: plain maps, fed the times Redis reported. Entries older than the
+ * span are dropped when the script drops them (once `sent` holds L entries), since
+ * an answer moves its send's entry up only while the entry is still there.
  */
 export interface ModelSettings {
   limit: number;
@@ -20,6 +22,8 @@ export class SlidingWindowModel {
   private plan = new Map<string, number>();
   /** send id -> place */
   private sent = new Map<string, number>();
+  /** send id -> when it went (its grant's slot), as the worker notes it for complete-send.lua */
+  private sentAt = new Map<string, number>();
   private answer: number | undefined;
   /** The worker's answer hint passed with the current ask (see sliding-window.lua). */
   private hint: { ms: number; at: number } | undefined;
@@ -42,6 +46,7 @@ export class SlidingWindowModel {
 
   /** [when sent frees a place, whether that is certain (no send in flight decides it)] */
   private sentFreeAt(now: number): [number, boolean] {
+    if (this.sent.size >= this.s.limit) this.trim(now);
     const live = this.live(this.sent, now);
     if (live.length < this.s.limit) return [now, true];
     const score = live[this.s.limit - 1]!;
@@ -56,16 +61,18 @@ export class SlidingWindowModel {
   acquire(member: string, sendId: string, now: number, hint?: { ms: number; at: number }): ModelDecision {
     this.hint = hint;
     this.now = now;
-    this.trim(now);
     const reserve = Math.min(50, Math.floor(this.span / 4));
     const margin = this.margin;
     const grant = (at: number, slot: number): ModelDecision => {
       at = Math.max(at, now);
       this.sent.set(sendId, at + this.s.holdMs);
+      this.sentAt.set(sendId, at);
       this.plan.set(member, at);
       return { granted: true, waitMs: at - now, slot };
     };
-    const planned = this.plan.get(member);
+    let planned = this.plan.get(member);
+    // a slot older than the span is a stale entry: the row plans afresh
+    if (planned !== undefined && planned <= now - this.span) planned = undefined;
     if (planned !== undefined) {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
@@ -91,11 +98,17 @@ export class SlidingWindowModel {
     return { granted: false, waitMs: slot - now, slot };
   }
 
-  /** ZADD XX semantics: entries trimmed by an earlier call stay gone. */
+  /**
+   * ZADD XX semantics: entries trimmed by an earlier call stay gone. The answer
+   * time is measured from when this send went (a row asked again since may hold
+   * a newer slot), else from the row's slot.
+   */
   complete(member: string, sendId: string, now: number): void {
-    const sentAt = this.plan.get(member);
+    const slot = this.plan.get(member);
+    const sentAt = this.sentAt.get(sendId) ?? slot;
+    this.sentAt.delete(sendId);
     if (this.sent.has(sendId)) this.sent.set(sendId, now);
-    if (sentAt !== undefined) this.plan.set(member, Math.max(sentAt, now));
+    if (slot !== undefined) this.plan.set(member, Math.max(slot, now));
     if (sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
       const sample = now - sentAt;
       this.answer = this.answer === undefined ? sample : Math.floor(this.answer * 0.8 + sample * 0.2);

@@ -80,4 +80,34 @@ describe('sliding-window.lua = the model', () => {
       { numRuns: 30 },
     );
   }, 180_000);
+
+  it('agrees when an answer comes after its send\'s place went stale and before anything dropped it', async () => {
+    // sent keeps entries older than the span until it holds L: an answer arriving
+    // in between moves its send up to now, and that send counts again
+    const limit = 3, windowMs = 400, guardMs = 0, holdMs = 150;
+    const { limiter, redis } = limiterOn(server.port, { limit, windowMs, guardMs, holdMs, queuePrefix: '{prop-late}' });
+    const model = new SlidingWindowModel({ limit, windowMs, guardMs, holdMs });
+    const seller = 'LATE';
+    const ask = async (row: number) => {
+      const member = `u:${row}`;
+      const real = await limiter.acquire(seller, member, `${member}#1`);
+      const expected = model.acquire(member, `${member}#1`, real.redisNow, limiter.currentAnswerHint);
+      expect({ row, granted: real.granted, waitMs: real.waitMs }).toEqual({ row, granted: expected.granted, waitMs: expected.waitMs });
+      return real;
+    };
+    try {
+      expect((await ask(0)).granted).toBe(true);
+      expect((await ask(1)).granted).toBe(true);
+      // both places (sent + hold) are now older than the span
+      await new Promise((r) => setTimeout(r, holdMs + windowMs + 150));
+      expect((await ask(2)).granted).toBe(true);
+      const done = await limiter.complete({ sellerId: seller, uploadId: 'u', row: 1, member: 'u:1', sendId: 'u:1#1' }, undefined, 60);
+      model.complete('u:1', 'u:1#1', done.redisNow);
+      expect((await ask(3)).granted).toBe(true);
+      // rows 1 (answered just now), 2 and 3 fill the window
+      expect((await ask(4)).granted).toBe(false);
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
