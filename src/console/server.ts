@@ -56,7 +56,11 @@ class ApiError extends Error {
   }
 }
 
-const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' };
+const ASSET_TYPES: Record<string, string> = {
+  'console.js': 'text/javascript; charset=utf-8',
+  'row-reasons.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+};
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /** A browser's file name, for display only: never a path. */

@@ -201,6 +201,20 @@ describe('console in a browser', () => {
     expect(await ko.locator('[data-test="check"]').textContent()).toBe('검사');
     await ko.waitForSelector('[data-test="upload"]');
     expect(await ko.locator('[data-test="upload"] .badge').first().textContent()).toBe('완료');
+    // a bad row's reason and column in Korean, the hooks unchanged
+    await ko.setInputFiles('[data-test="file"]', join(FIXTURES_DIR, 'with-errors.xlsx'));
+    await ko.click('[data-test="check"]');
+    await ko.waitForSelector('[data-test="errors"] [data-row]');
+    const reasons = await ko.$$eval('[data-test="errors"] [data-row]', (items) => items.map((li) => ({
+      column: li.getAttribute('data-column'), where: li.querySelector('.where')!.textContent!, why: li.querySelector('.why')!.textContent!,
+    })));
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const r of reasons) {
+      expect(r.why).toMatch(/[가-힣]/);
+      expect(r.why).not.toMatch(/\b(must|required|holds)\b/);
+      expect(r.where).toMatch(/^행 \d+ · [가-힣]+$/);
+      expect(['sku', 'name', 'price', 'stock', 'category', 'brand', 'description', 'imageUrl']).toContain(r.column);
+    }
 
     await ko.click('[data-test="lang-en"]');
     expect(await ko.getAttribute('html', 'lang')).toBe('en');
