@@ -48,16 +48,23 @@ export async function startReplicatedCluster(nodeTimeoutMs = 2000): Promise<Repl
     seeds: addresses.join(','),
     async shardOf(key) {
       const probe = new Redis({ port: alive[0]!.port, host: '127.0.0.1' });
+      const port = (f: string[]) => Number(f[1]!.split('@')[0]!.split(':')[1]);
       try {
         const slot = Number(await probe.cluster('KEYSLOT', key));
-        const lines = String(await probe.cluster('NODES')).trim().split('\n').map((l) => l.split(' '));
-        const master = lines.find((f) => f[2]!.includes('master') && !f[2]!.includes('fail') && f.slice(8).some((r) => {
-          const [a, b] = r.split('-').map(Number);
-          return slot >= a! && slot <= (b ?? a!);
-        }))!;
-        const replica = lines.find((f) => f[3] === master[0])!;
-        const port = (f: string[]) => Number(f[1]!.split('@')[0]!.split(':')[1]);
-        return { master: byPort.get(port(master))!, replica: byPort.get(port(replica))! };
+        // the probe learns of each replica's master by gossip, a moment after the
+        // replica itself is in sync: ask again until it knows
+        const until = Date.now() + 15_000;
+        for (;;) {
+          const lines = String(await probe.cluster('NODES')).trim().split('\n').map((l) => l.split(' '));
+          const master = lines.find((f) => f[2]!.includes('master') && !f[2]!.includes('fail') && f.slice(8).some((r) => {
+            const [a, b] = r.split('-').map(Number);
+            return slot >= a! && slot <= (b ?? a!);
+          }));
+          const replica = master && lines.find((f) => f[3] === master[0]);
+          if (master && replica) return { master: byPort.get(port(master))!, replica: byPort.get(port(replica))! };
+          if (Date.now() > until) throw new Error(`the test cluster shows no master with a replica for slot ${slot}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
       } finally {
         probe.disconnect();
       }
