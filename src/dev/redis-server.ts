@@ -21,9 +21,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether nothing holds `port` on 127.0.0.1 now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A free port; for a cluster node, one whose cluster bus port (port + 10000) is free too. */
+async function freePortFor(clusterNode: boolean): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (!clusterNode || (port + 10_000 <= 65_535 && (await portIsFree(port + 10_000)))) return port;
+  }
+}
+
 /** Whether a Redis answers PING at `url` within about a second. */
 export async function redisAnswers(url: string): Promise<boolean> {
-  const c = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const c = new Redis(url, { lazyConnect: true, connectTimeout: 1000, commandTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   let wantsPassword = false;
   // a server that wants a password (and got none) still answers
   c.on('error', (err: Error) => { wantsPassword ||= /NOAUTH|WRONGPASS/.test(err.message); });
@@ -47,6 +65,8 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
+class ExitedEarly extends Error {}
+
 async function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise<void>((r) => p.once('exit', () => r()));
@@ -57,22 +77,26 @@ async function stopProcess(p: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts `redis-server` from PATH.
+ * Starts `redis-server` from PATH. On a port of its own choosing, a server that
+ * exits before answering (its port, or a cluster node's bus port, was taken in
+ * the meantime by another process) is started again on another port.
  * @throws Error when it is not installed or does not answer within 10 s.
  */
 export async function startRedisServer(extraArgs: string[] = [], opts: { port?: number } = {}): Promise<RedisServer> {
-  const port = opts.port ?? (await freePort());
+  const clusterNode = extraArgs.includes('--cluster-enabled');
   const dir = mkdtempSync(join(tmpdir(), 'bulk-register-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs];
-  const url = `redis://127.0.0.1:${port}`;
+  let port = opts.port ?? (await freePortFor(clusterNode));
+  const args = () => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs];
+  const url = () => `redis://127.0.0.1:${port}`;
   const launch = async (): Promise<ChildProcess> => {
-    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    const child = spawn('redis-server', args(), { stdio: 'ignore' });
     let failed: Error | undefined;
-    child.once('error', (err) => { failed = err; });
+    child.once('error', (err) => { failed = new Error(`redis-server could not be started (${err.message})`); });
+    child.once('exit', (code, signal) => { failed ??= new ExitedEarly(`redis-server on port ${port} exited (${signal ?? `code ${code}`}) before answering`); });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (failed) throw new Error(`redis-server could not be started (${failed.message})`);
-      if (await redisAnswers(url)) return child;
+      if (failed) throw failed;
+      if (await redisAnswers(url())) return child;
       await new Promise((r) => setTimeout(r, 50));
     }
     child.kill('SIGKILL');
@@ -80,13 +104,21 @@ export async function startRedisServer(extraArgs: string[] = [], opts: { port?: 
   };
   let child: ChildProcess;
   try {
-    child = await launch();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        child = await launch();
+        break;
+      } catch (err) {
+        if (!(err instanceof ExitedEarly) || opts.port !== undefined || attempt === 5) throw err;
+        port = await freePortFor(clusterNode);
+      }
+    }
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const server: RedisServer = {
-    port, url, dir, process: child,
+    port, url: url(), dir, process: child,
     async stop() {
       await stopProcess(server.process);
       rmSync(dir, { recursive: true, force: true });
