@@ -9,33 +9,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on `port` of 127.0.0.1 (0: any) and closes at once: the port it got, or undefined when taken. */
+function bindOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
+      const bound = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(bound));
     });
   });
 }
 
-/** Whether nothing holds `port` on 127.0.0.1 now. */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
+export async function freePort(): Promise<number> {
+  const port = await bindOnce(0);
+  if (port === undefined) throw new Error('no free port on 127.0.0.1');
+  return port;
 }
 
 /** A free port; for a cluster node, one whose cluster bus port (port + 10000) is free too. */
 async function freePortFor(clusterNode: boolean): Promise<number> {
   for (;;) {
     const port = await freePort();
-    if (!clusterNode || (port + 10_000 <= 65_535 && (await portIsFree(port + 10_000)))) return port;
+    if (!clusterNode || (port + 10_000 <= 65_535 && (await bindOnce(port + 10_000)) !== undefined)) return port;
   }
 }
 

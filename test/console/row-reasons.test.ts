@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { ENGLISH_HEADERS, buildSheet } from '../../src/fixtures/build-sheet.js';
-import { columnLabel, rowReason } from '../../src/console/assets/row-reasons.js';
+import { rowReason } from '../../src/console/assets/row-reasons.js';
+import { STRINGS } from '../../src/console/pages/i18n.js';
 
 const GOOD = ['A-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg'];
 const row = (changes: Record<number, unknown>) => GOOD.map((v, i) => (i in changes ? changes[i] : v));
@@ -45,14 +46,14 @@ describe('row reasons in Korean', () => {
       '셀에 #N/A 오류가 있습니다. 수식 대신 값을 입력하세요',
       '같은 판매자상품코드가 9행에 이미 있습니다',
     ]);
-    expect(sheet.errors.map((e) => columnLabel(e.column, 'ko'))).toEqual(
+    expect(sheet.errors.map((e) => STRINGS.ko.columns[e.column])).toEqual(
       ['판매자상품코드', '상품명', '판매가', '판매가', '재고수량', '카테고리코드', '재고수량', '대표이미지', '카테고리코드', '판매자상품코드'],
     );
   });
 
   it('leaves English as it is, and any other reason (such as the API\'s) as it came', () => {
     expect(rowReason('price is required', 'en')).toBe('price is required');
-    expect(columnLabel('price', 'en')).toBe('price');
+    expect(STRINGS.en.columns.price).toBe('price');
     expect(rowReason('category: unknown category code', 'ko')).toBe('category: unknown category code');
     // a value that itself looks like a rule's words stays the seller's text
     expect(rowReason('imageUrl must be an http or https URL (got "$1 is required")', 'ko')).toBe('http 또는 https로 시작하는 주소여야 합니다 (입력: "$1 is required")');

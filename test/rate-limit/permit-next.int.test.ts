@@ -10,20 +10,33 @@ import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { limiterOn } from '../helpers/limiter.js';
 import { QUEUE_NAME } from '../../src/keys.js';
 import { SellerLimiter } from '../../src/rate-limit/limiter.js';
+import type { RedisClient } from '../../src/redis.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
 afterAll(async () => { await server?.stop(); });
 
+/** A queue, a BullMQ worker fetching by hand, and a limiter on `prefix`; closed after `fn`. */
+async function onQueue(prefix: string, limit: number, fn: (s: {
+  queue: Queue; worker: Worker; limiter: SellerLimiter; redis: RedisClient; keys: { active: string; jobPrefix: string };
+}) => Promise<void>): Promise<void> {
+  const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
+  const queue = new Queue(QUEUE_NAME, { connection, prefix });
+  const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
+  const { limiter, redis } = limiterOn(server.port, { limit, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
+  try {
+    await fn({ queue, worker, limiter, redis, keys: { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` } });
+  } finally {
+    await worker.close();
+    await queue.close();
+    redis.disconnect();
+    connection.disconnect();
+  }
+}
+
 describe('permit-next.lua', () => {
   it("finds the job BullMQ's completion fetched, and runs the limiter for its row", async () => {
-    const prefix = '{pn}';
-    const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
-    const queue = new Queue(QUEUE_NAME, { connection, prefix });
-    const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
-    const keys = { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` };
-    try {
+    await onQueue('{pn}', 2, async ({ queue, worker, limiter, redis, keys }) => {
       for (const row of [2, 3, 4]) await queue.add('r', { sellerId: 'N1', uploadId: 'up', row, product: {} }, { jobId: `up-${row}`, priority: 2 });
       const token = 'worker-a:0';
       const first = (await worker.getNextJob(token))!;
@@ -45,22 +58,11 @@ describe('permit-next.lua', () => {
       expect(await limiter.permitNext(keys, 'worker-b:0', 'n2', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
       const narrow = new SellerLimiter(redis, limiter.settings, 'other--');
       expect(await narrow.permitNext(keys, token, 'n3', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
-    } finally {
-      await worker.close();
-      await queue.close();
-      redis.disconnect();
-      connection.disconnect();
-    }
+    });
   });
 
   it('reads the row from the job as the producer writes it, and from any other layout of the same JSON', async () => {
-    const prefix = '{pn2}';
-    const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
-    const queue = new Queue(QUEUE_NAME, { connection, prefix });
-    const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
-    const { limiter, redis } = limiterOn(server.port, { limit: 10, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
-    const keys = { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` };
-    try {
+    await onQueue('{pn2}', 10, async ({ queue, worker, limiter, redis, keys }) => {
       const layouts: Array<Record<string, unknown>> = [
         // the producer's order (src/upload/enqueue-upload.ts)
         { sellerId: 'L_1-x', uploadId: 'u-1', row: 7, product: { name: '"sellerId":"other"' } },
@@ -81,11 +83,6 @@ describe('permit-next.lua', () => {
         expect(ahead).toMatchObject({ jobId: `u-1-${row}`, sendId: `u-1:${row}#n${row}`, permit: { granted: true } });
         expect(await redis.zscore(limiter.keys('L_1-x').plan, `u-1:${row}`)).not.toBeNull();
       }
-    } finally {
-      await worker.close();
-      await queue.close();
-      redis.disconnect();
-      connection.disconnect();
-    }
+    });
   });
 });

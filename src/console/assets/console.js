@@ -3,7 +3,7 @@
 // the DOM is built with createElement and textContent, so no text from a sheet
 // or a seller is ever parsed as HTML.
 
-import { columnLabel, rowReason } from './row-reasons.js';
+import { rowReason } from './row-reasons.js';
 
 const body = document.body;
 const lang = body.dataset.lang || 'en';
@@ -109,7 +109,7 @@ function setupForm(form) {
     result.replaceChildren(...lines);
     errors.replaceChildren(...s.errors.map((e) =>
       h('li', { 'data-row': e.row, 'data-column': e.column },
-        h('span', { class: 'where' }, `${t.rowLabel} ${e.row} · ${columnLabel(e.column, lang)}`), ' ', h('span', { class: 'why' }, rowReason(e.message, lang)))));
+        h('span', { class: 'where' }, `${t.rowLabel} ${e.row} · ${t.columns[e.column] ?? e.column}`), ' ', h('span', { class: 'why' }, rowReason(e.message, lang)))));
     errors.hidden = s.errors.length === 0;
   }
 

@@ -1,3 +1,2 @@
 /** Types of row-reasons.js (a browser module the tests import too). */
 export function rowReason(message: string, lang: string): string;
-export function columnLabel(column: string, lang: string): string;

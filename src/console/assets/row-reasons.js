@@ -1,21 +1,9 @@
 // The sheet's row errors in the page's language. The API and the CLI keep them
 // in English (`upload --json` is a contract); the console shows a Korean seller
-// the same reason in Korean, beside the column under its Korean header (so the
-// Korean sentence does not name the column again). Only the sheet rules' own
+// the same reason in Korean, beside the column under its Korean header (the
+// page's strings, `columns`; so the Korean sentence does not name the column). Only the sheet rules' own
 // sentences (src/excel/parse-products.ts) are translated: any other text, such
 // as a reason the marketplace's API gave, is shown as it came.
-
-/** Each field's Korean header, as the Korean template names it (src/excel/fields.ts). */
-const KO_FIELDS = {
-  sku: '판매자상품코드',
-  name: '상품명',
-  price: '판매가',
-  stock: '재고수량',
-  category: '카테고리코드',
-  brand: '브랜드',
-  description: '상품설명',
-  imageUrl: '대표이미지',
-};
 
 const FIELD = '(sku|name|price|stock|category|brand|description|imageUrl)';
 
@@ -41,9 +29,4 @@ export function rowReason(message, lang) {
     return ko.replace(/\$(\d)/g, (_, n) => m[Number(n)] ?? '');
   }
   return message;
-}
-
-/** The column as the seller's template heads it. */
-export function columnLabel(column, lang) {
-  return lang === 'ko' ? KO_FIELDS[column] ?? column : column;
 }

@@ -2,7 +2,13 @@
  * The console's words in Korean and English. The server renders the page with
  * them, and hands the client script the ones it needs for live parts.
  */
+import { FIELDS } from '../../excel/fields.js';
+import { headerFor } from '../../report/template.js';
+
 export type Lang = 'ko' | 'en';
+
+/** Each column as that language's template heads it (a bad row's column is shown so). */
+const columnsIn = (lang: Lang) => Object.fromEntries(FIELDS.map((f) => [f, headerFor(f, lang)])) as Record<string, string>;
 
 const en = {
   title: 'Bulk product registration',
@@ -67,6 +73,7 @@ const en = {
   forbidden: 'This link is not valid: it was changed or it has expired. Ask the marketplace operator for a new link.',
   signIn: 'Operator access needs the token: open /ops?token=<CONSOLE_OPERATOR_TOKEN>.',
   language: 'Language',
+  columns: columnsIn('en'),
 };
 
 const ko: typeof en = {
@@ -132,6 +139,7 @@ const ko: typeof en = {
   forbidden: '유효하지 않은 링크입니다. 바뀌었거나 기간이 지났습니다. 마켓 운영자에게 새 링크를 요청하세요.',
   signIn: '운영자 화면은 토큰이 필요합니다: /ops?token=<CONSOLE_OPERATOR_TOKEN> 으로 여세요.',
   language: '언어',
+  columns: columnsIn('ko'),
 };
 
 export type Strings = typeof en;
