@@ -84,6 +84,10 @@ export interface ScenarioResult {
   workerCpuUsPerRow?: number | null;
   redisCpuRatio?: number | null;
   peakRssMb?: number;
+  /** How many runs the figures come from (bare: their mean; the default limiter: its median run). */
+  runs?: number;
+  /** The default limiter: each run's figures, in the order run. */
+  repeats?: Array<{ rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null }>;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

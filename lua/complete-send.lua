@@ -23,6 +23,9 @@
   ARGV[10] 1: report nextPermitInMs when a progress line is due; 0: never (no one logs it)
   ARGV[11] when the send went (Redis ms: its grant's slot, as the grant set it in `plan`),
            as the granting worker noted it; -1: unknown (read from `plan`)
+  ARGV[12] 1: this answer time joins the seller's average in `lag`; 0: it does not
+           (the worker sends every planned row's and a sample of the others': the
+           average is a margin for planning, and a write per row buys it nothing)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
@@ -53,7 +56,7 @@ if sendId ~= '' then
   if sentAt < 0 then sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1') end
   redis.call('ZADD', sentKey, 'XX', now, sendId)
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
-  if sentAt >= 0 and now >= sentAt and now - sentAt < span then
+  if ARGV[12] ~= '0' and sentAt >= 0 and now >= sentAt and now - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
     -- (the average starts afresh every 10 spans: its TTL is set when it is created)
     local old = tonumber(redis.call('HGET', lagKey, 'answer') or '-1')

@@ -24,18 +24,35 @@
   ARGV[13] suspect until (Redis ms, 0: none): as ARGV[9] of sliding-window.lua
   ARGV[12] the id of the job just finished: never the one asked for (should this
           call ever run before BullMQ's completion, that job is still active)
+  ARGV[14] how many such asks the worker wrote together, behind their completions
+          (default 1): how deep in the active list the job may lie
 
-  Returns {} when the newest active job is not locked with this token (BullMQ
-  fetched none, or another worker's came in between), is the finished one, or
+  Returns {} when no job that deep in the active list is locked with this token
+  (BullMQ fetched none, or another worker's came in between), is the finished one, or
   its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua, sellerId }.
 ]]
 --#include lib/acquire-permit.lua
 local jobPrefix, token, ns, nonce, sellerPrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
+-- BullMQ pushes the job it fetches to the head of the active list. When several of
+-- the worker's completions went in one write, their asks follow them all: the k-th
+-- from last ask's job lies k - 1 behind the head, so an ask looks at most `depth`
+-- deep (its write's asks) for the job locked with its token.
+local function lockedHere(id)
+  return id and id ~= ARGV[12] and redis.call('GET', jobPrefix .. id .. ':lock') == token
+end
 local jobId = redis.call('LINDEX', KEYS[1], 0)
-if not jobId or jobId == ARGV[12] then return {} end
+if not lockedHere(jobId) then
+  jobId = nil
+  local depth = math.min(tonumber(ARGV[14] or '1'), 64)
+  if depth > 1 then
+    for _, id in ipairs(redis.call('LRANGE', KEYS[1], 1, depth - 1)) do
+      if lockedHere(id) then jobId = id break end
+    end
+  end
+  if not jobId then return {} end
+end
 local jobKey = jobPrefix .. jobId
-if redis.call('GET', jobKey .. ':lock') ~= token then return {} end
 local data = redis.call('HGET', jobKey, 'data') or ''
 -- the fields the producer writes first (src/upload/enqueue-upload.ts), read without
 -- decoding the whole row; any other layout is decoded

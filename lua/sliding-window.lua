@@ -3,7 +3,8 @@
 
   Every key carries the seller's hash tag ({sellerId}), so one call touches one
   cluster slot. Time is Redis's clock (TIME), in ms. Every key the call writes
-  gets a PEXPIRE in the same call.
+  has a TTL that covers its entries when the call returns (PEXPIRE in the same
+  call where it fell short).
 
   KEYS[1] plan      zset  row member -> slot handed out (later: send, then completion time)
   KEYS[2] sent      zset  send id -> place in the window: send time + hold while the
@@ -55,8 +56,9 @@
   Redis wakes delayed rows on time (src/worker/wake-kick.ts). A later call (the row
   has a plan entry) is a re-check: before its slot or while blocked it waits the
   rest; otherwise it is granted if `sent` has room, else it waits until `sent`
-  frees. O(log n) per call, no loops. A call that changes a set renews its TTL;
-  a call that changes nothing leaves the TTLs as they are.
+  frees. O(log n) per call, no loops. A call that changes a set makes sure its
+  TTL covers every entry (raised, with one W + G to spare, only when it falls
+  short); a call that changes nothing leaves the TTLs as they are.
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0) }
     waitMs: granted: wait this long, then send; denied: ask again after this long.

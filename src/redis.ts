@@ -23,13 +23,14 @@ export interface LuaCommands {
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
-    finishedJobId: string, suspectUntil: number,
+    finishedJobId: string, suspectUntil: number, depth: number,
   ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
     member: string, sendId: string, row: number, outcome: string, detail: string,
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
+    answerSample: 0 | 1,
   ): Promise<[...Reply5, number, number, number, number, number]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
@@ -110,10 +111,11 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * socket write and its read cost Redis and the worker about as much as the
  * count's script does (README, "How the throttle works"). `last`, if given,
  * issues commands that must follow all of them (the next row's permit after
- * BullMQ's completion of this one). A cluster client is left as it is (its
+ * BullMQ's completion of this one); it is told how many `last`s this write
+ * carries (a permit asked ahead then knows how many fetches went before it). A cluster client is left as it is (its
  * commands go to several nodes).
  */
-export function writeTogether(client: Redis | Cluster, last?: () => void): void {
+export function writeTogether(client: Redis | Cluster, last?: (together: number) => void): void {
   if (!(client instanceof Redis)) return;
   const socket = client.stream;
   if (!socket) return;
@@ -129,13 +131,13 @@ export function writeTogether(client: Redis | Cluster, last?: () => void): void 
   setImmediate(() => {
     lastCommands.delete(socket);
     // issued now, after every command of this turn: they join the same write
-    for (const issue of lasts) issue();
+    for (const issue of lasts) issue(lasts.length);
     socket.uncork();
   });
 }
 
 /** Per corked socket: what writeTogether's callers asked to issue last. */
-const lastCommands = new WeakMap<object, Array<() => void>>();
+const lastCommands = new WeakMap<object, Array<(together: number) => void>>();
 
 const lastErrors = new WeakMap<object, Error>();
 

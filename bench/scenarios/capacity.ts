@@ -40,6 +40,16 @@ export async function redisStats(ctx: Ctx): Promise<RedisStats> {
   return { calls, usec };
 }
 
+/** Redis's network counters (INFO stats): requests read, replies written, commands run, bytes in and out. */
+async function netStats(ctx: Ctx) {
+  const info = await ctx.redis.info('stats');
+  const field = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(info)?.[1] ?? 0);
+  return {
+    reads: field('total_reads_processed'), writes: field('total_writes_processed'), commands: field('total_commands_processed'),
+    bytesIn: field('total_net_input_bytes'), bytesOut: field('total_net_output_bytes'),
+  };
+}
+
 /** Resets the peak RSS the kernel keeps for each process (VmHWM) to its current RSS. */
 function resetPeakRss(pids: number[]): void {
   for (const pid of pids) {
@@ -98,7 +108,8 @@ export async function capacityRun(
 
   resetPeakRss(ctx.pids());
   await ctx.redis.config('RESETSTAT');
-  if (process.env.BENCH_DEBUG) {
+  const net0 = await netStats(ctx);
+  if (process.env.BENCH_DEBUG_SLOWLOG) {
     await ctx.redis.config('SET', 'slowlog-log-slower-than', '0');
     await ctx.redis.config('SET', 'slowlog-max-len', '200000');
     await ctx.redis.slowlog('RESET');
@@ -124,6 +135,11 @@ export async function capacityRun(
   const stats = await redisStats(ctx);
   const cpu = { redis: cpuMs(bench.redisPids) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
   if (process.env.BENCH_DEBUG) {
+    const net = await netStats(ctx);
+    const scripts = /cmdstat_evalsha:calls=(\d+)/.exec(await ctx.redis.info('commandstats'))?.[1] ?? '0';
+    process.stdout.write(`    ${opts.limiter} per row: ${Object.entries(net).map(([k, v]) => `${k} ${((v - net0[k as keyof typeof net0]) / total).toFixed(2)}`).join(', ')}, scripts ${(Number(scripts) / total).toFixed(2)}\n`);
+  }
+  if (process.env.BENCH_DEBUG_SLOWLOG) {
     const top = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
       .map((m) => ({ cmd: m[1], calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec).slice(0, 12);
     const log = (await ctx.redis.slowlog('GET', 200000)) as Array<[number, number, number, string[]]>;

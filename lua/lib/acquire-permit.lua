@@ -66,6 +66,13 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     return planTop - now + span + 1000
   end
 
+  -- Gives `key` at least `need` ms to live. A key's TTL is read (cheap) and written
+  -- (a write, several times the cost) only when it falls short, then with one span
+  -- to spare: a busy seller's keys get a PEXPIRE about once a span, not at every grant.
+  local function keepFor(key, need)
+    if redis.call('PTTL', key) < need then redis.call('PEXPIRE', key, need + span) end
+  end
+
   -- Grants a send at `at` (now, or a moment later: the caller waits until then).
   local function grant(at, slot, recheck)
     at = math.max(at, now)
@@ -74,10 +81,10 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     local event = 0
     if planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then event = 2 end
     planTop = math.max(planTop, at)
-    redis.call('PEXPIRE', planKey, planTtl())
+    keepFor(planKey, planTtl())
     -- no entry of `sent` lies past now + RESERVE_MS + hold (a grant's place while in flight;
     -- an answered send's place is its answer time)
-    redis.call('PEXPIRE', sentKey, RESERVE_MS + hold + span + 1000)
+    keepFor(sentKey, RESERVE_MS + hold + span + 1000)
     return { 1, at - now, limit, window, event, now, slot, recheck }
   end
 
@@ -86,7 +93,7 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     if record then
       redis.call('ZADD', planKey, untilMs, member)
       planTop = math.max(planTop, untilMs)
-      redis.call('PEXPIRE', planKey, planTtl())
+      keepFor(planKey, planTtl())
       if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
       else redis.call('PEXPIRE', throttleKey, planTtl()) end
     end

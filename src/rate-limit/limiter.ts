@@ -114,7 +114,7 @@ export interface PermitLimiter {
    * The permit for the job BullMQ locks next with `token` (lua/permit-next.lua), or
    * undefined when it fetched none. Single Redis only; absent where not offered.
    */
-  permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined>;
+  permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number): Promise<PermitAhead | undefined>;
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
   /** Read-only: when the seller's next send may go, and its recent sends (for ETAs). */
@@ -123,6 +123,15 @@ export interface PermitLimiter {
 
 /** Sellers whose last grant a process tracks on a cluster (the most recent ones). */
 const MAX_TRACKED_GRANTS = 2000;
+
+/**
+ * The answer of a row sent at its planned slot always joins the seller's average
+ * answer time (complete-send.lua); of the others, one in this many. The average
+ * is only a margin for planning, and it moves a fifth of the way per sample: a
+ * sample of an unthrottled seller's answers keeps it as well as all of them, for
+ * a quarter of its writes.
+ */
+export const ANSWER_SAMPLE_EVERY = 4;
 
 /** Sends granted and not yet answered that a process tracks: its slots and its reserved waits. */
 const MAX_SENDS_IN_FLIGHT = 1024;
@@ -169,6 +178,8 @@ export class SellerLimiter implements PermitLimiter {
    * before that master is checked: its grant is not used, and the row asks again.
    */
   connectionDrops = 0;
+  /** Answers of rows not sent at a planned slot, for ANSWER_SAMPLE_EVERY. */
+  private unplannedAnswers = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -211,13 +222,14 @@ export class SellerLimiter implements PermitLimiter {
     if (this.grants.size > MAX_TRACKED_GRANTS) this.grants.delete(this.grants.keys().next().value!);
   }
 
-  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow): Promise<PermitAhead | undefined> {
+  /** `together`: how many asks ahead went in the same write (how deep the job may lie in the active list). */
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together = 1): Promise<PermitAhead | undefined> {
     const s = this.settings;
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
-      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil, together,
     );
     // out when the connection closed: the row asks for its own permit, through the check
     if (reply.length === 0 || this.connectionDrops !== drops) return undefined;
@@ -267,10 +279,12 @@ export class SellerLimiter implements PermitLimiter {
     const s = this.settings;
     const send = this.sends.get(args.sendId);
     this.sends.delete(args.sendId);
+    const sample = args.sendId !== '' && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
+      sample ? 1 : 0,
     );
     if (send?.planned) this.learnAnswer(send.at, redisNow);
     return {

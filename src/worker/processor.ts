@@ -75,8 +75,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const nonce = () => randomBytes(6).toString('hex');
 
   /** Issued last in the write that finishes a row: the permit for the row BullMQ fetches with it. */
-  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow): void {
-    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished)
+  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow, together: number): void {
+    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished, together)
       .catch((err: Error) => {
         log.debug({ err }, 'no permit ahead: the row will ask for its own');
         return undefined;
@@ -167,7 +167,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // the count and its job's completion (issued later in this turn) leave in one write,
     // and behind them the permit for the row BullMQ fetches with that completion
     const queue = deps.permitAheadFor?.(job);
-    if (deps.countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? () => askAhead(queue, token, { jobId: job.id!, sellerId }) : undefined);
+    if (deps.countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together) => askAhead(queue, token, { jobId: job.id!, sellerId }, together) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);

@@ -1,7 +1,8 @@
 /**
  * permit-next.lua against BullMQ itself: the job BullMQ's completion fetches is
  * locked with the finishing worker's token and pushed to the head of the active
- * list, and the script finds it there, and only it.
+ * list, and the script finds it there (or, when several completions went in
+ * one write, as deep as their asks), and only it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
@@ -58,6 +59,26 @@ describe('permit-next.lua', () => {
       expect(await limiter.permitNext(keys, 'worker-b:0', 'n2', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
       const narrow = new SellerLimiter(redis, limiter.settings, 'other--');
       expect(await narrow.permitNext(keys, token, 'n3', { jobId: first.id!, sellerId: 'N1' })).toBeUndefined();
+    });
+  });
+
+  it('finds each job when several completions and their asks went in one write, and looks no deeper than the asks', async () => {
+    await onQueue('{pn3}', 10, async ({ queue, worker, limiter, keys }) => {
+      for (const row of [1, 2, 3, 4, 5, 6]) await queue.add('r', { sellerId: 'D1', uploadId: 'd', row, product: {} }, { jobId: `d-${row}`, priority: row });
+      const [a, b, c] = ['worker-a:1', 'worker-a:2', 'worker-a:3'];
+      const jobA = (await worker.getNextJob(a))!;
+      const jobB = (await worker.getNextJob(b))!;
+      const jobC = (await worker.getNextJob(c))!;
+      // three slots finish in one turn: their completions fetch d-4, d-5, d-6 (each pushed to the
+      // head of the active list), and the asks follow them all, in the same order
+      for (const [job, token] of [[jobA, a], [jobB, b], [jobC, c]] as const) await job.moveToCompleted('ok', token, true);
+      const ask = (token: string, finished: string, nonce: string, together: number) =>
+        limiter.permitNext(keys, token, nonce, { jobId: finished, sellerId: 'D1' }, together);
+      expect(await ask(a, jobA.id!, 'a', 3)).toMatchObject({ jobId: 'd-4', permit: { granted: true } });
+      expect(await ask(b, jobB.id!, 'b', 3)).toMatchObject({ jobId: 'd-5', permit: { granted: true } });
+      expect(await ask(c, jobC.id!, 'c', 3)).toMatchObject({ jobId: 'd-6', permit: { granted: true } });
+      // told it went alone, the first ask looks only at the head (d-6, not its job): none
+      expect(await ask(a, jobA.id!, 'a2', 1)).toBeUndefined();
     });
   });
 

@@ -4,6 +4,8 @@
  * span are dropped when the script drops them (once `sent` holds L entries), since
  * an answer moves its send's entry up only while the entry is still there.
  */
+import { ANSWER_SAMPLE_EVERY } from '../../src/rate-limit/limiter.js';
+
 export interface ModelSettings {
   limit: number;
   windowMs: number;
@@ -25,6 +27,10 @@ export class SlidingWindowModel {
   /** send id -> when it went (its grant's slot), as the worker notes it for complete-send.lua */
   private sentAt = new Map<string, number>();
   private answer: number | undefined;
+  /** Sends granted on a re-check (at their planned slot): their answers always join `answer`. */
+  private plannedSends = new Set<string>();
+  /** The others' answers join one in ANSWER_SAMPLE_EVERY, counted as the limiter counts them. */
+  private unplannedAnswers = 0;
   /** The worker's answer hint passed with the current ask (see sliding-window.lua). */
   private hint: { ms: number; at: number } | undefined;
   private now = 0;
@@ -63,10 +69,11 @@ export class SlidingWindowModel {
     this.now = now;
     const reserve = Math.min(50, Math.floor(this.span / 4));
     const margin = this.margin;
-    const grant = (at: number, slot: number): ModelDecision => {
+    const grant = (at: number, slot: number, planned: boolean): ModelDecision => {
       at = Math.max(at, now);
       this.sent.set(sendId, at + this.s.holdMs);
       this.sentAt.set(sendId, at);
+      if (planned) this.plannedSends.add(sendId);
       this.plan.set(member, at);
       return { granted: true, waitMs: at - now, slot };
     };
@@ -77,7 +84,7 @@ export class SlidingWindowModel {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(planned, free);
-      if (certain && due <= now + reserve) return grant(due, planned);
+      if (certain && due <= now + reserve) return grant(due, planned, true);
       return { granted: false, waitMs: due - now, slot: planned };
     }
     let slot = now;
@@ -91,7 +98,7 @@ export class SlidingWindowModel {
     if (slot <= now + reserve) {
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(slot, free);
-      if (certain && due <= now + reserve) return grant(due, due);
+      if (certain && due <= now + reserve) return grant(due, due, false);
       slot = due;
     }
     this.plan.set(member, slot);
@@ -107,9 +114,10 @@ export class SlidingWindowModel {
     const slot = this.plan.get(member);
     const sentAt = this.sentAt.get(sendId) ?? slot;
     this.sentAt.delete(sendId);
+    const sampled = this.plannedSends.delete(sendId) || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0;
     if (this.sent.has(sendId)) this.sent.set(sendId, now);
     if (slot !== undefined) this.plan.set(member, Math.max(slot, now));
-    if (sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
+    if (sampled && sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
       const sample = now - sentAt;
       this.answer = this.answer === undefined ? sample : Math.floor(this.answer * 0.8 + sample * 0.2);
     }

@@ -79,6 +79,29 @@ describe('sliding-window.lua against a real Redis', () => {
     }
   });
 
+  it("gives `plan` and `sent` a TTL covering their entries after every grant, and writes it about once a span, not per grant", async () => {
+    const windowMs = 300, guardMs = 0, holdMs = 400, span = windowMs + guardMs;
+    const { limiter, redis } = limiterOn(server.port, { limit: 1000, windowMs, guardMs, holdMs, queuePrefix: '{ttl}' });
+    const k = limiter.keys('T9');
+    const pexpires = async () => Number(/cmdstat_pexpire:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const before = await pexpires();
+    let grants = 0;
+    const until = Date.now() + 3 * span;
+    while (Date.now() < until) {
+      const p = await limiter.acquire('T9', `u:${grants}`, `u:${grants}#x`);
+      expect(p.granted).toBe(true);
+      grants++;
+      // the newest entry of `sent` (in flight) is at now + hold, each must outlive the span after it
+      expect(await redis.pttl(k.sent)).toBeGreaterThanOrEqual(holdMs + span);
+      expect(await redis.pttl(k.plan)).toBeGreaterThanOrEqual(span);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const written = (await pexpires()) - before;
+    expect(grants).toBeGreaterThan(30);
+    // two keys, each raised about once a span over three spans (a handful), against two per grant before
+    expect(written).toBeLessThanOrEqual(12);
+  });
+
   it('holds an unanswered send for its timeout, and moves an answered one to its completion time', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 200, guardMs: 0, holdMs: 5000 });
     const g = await limiter.acquire('S4', 'u:1', 'send-1');
