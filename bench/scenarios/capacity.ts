@@ -138,6 +138,9 @@ export async function capacityRun(
     const net = await netStats(ctx);
     const scripts = /cmdstat_evalsha:calls=(\d+)/.exec(await ctx.redis.info('commandstats'))?.[1] ?? '0';
     process.stdout.write(`    ${opts.limiter} per row: ${Object.entries(net).map(([k, v]) => `${k} ${((v - net0[k as keyof typeof net0]) / total).toFixed(2)}`).join(', ')}, scripts ${(Number(scripts) / total).toFixed(2)}\n`);
+    const cmds = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
+      .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec);
+    process.stdout.write(`    ${opts.limiter} commands per row (calls, usec): ${cmds.map((c) => `${c.cmd} ${(c.calls / total).toFixed(2)} ${(c.usec / total).toFixed(1)}`).join(', ')}\n`);
   }
   if (process.env.BENCH_DEBUG_SLOWLOG) {
     const top = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
