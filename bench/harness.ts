@@ -71,6 +71,8 @@ export interface ScenarioResult {
   concurrency?: number;
   /** False when the run was stopped at its time limit; its figures cover what was registered. */
   complete?: boolean;
+  /** The time limit (s) a run that was stopped had. */
+  timeLimitS?: number;
   rowsPerSec?: number;
   firstRegistrationMs?: { p50: number; p99: number; max: number };
   sellerSpanRatio?: { p50: number; p99: number };
