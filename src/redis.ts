@@ -112,8 +112,8 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * count's script does (README, "How the throttle works"). `last`, if given,
  * issues commands that must follow all of them (the next row's permit after
  * BullMQ's completion of this one); it is told how many `last`s this write
- * carries (a permit asked ahead then knows how many fetches went before it). A cluster client is left as it is (its
- * commands go to several nodes).
+ * carries (a permit asked ahead then knows how many fetches went before it).
+ * A cluster client is left as it is (its commands go to several nodes).
  */
 export function writeTogether(client: Redis | Cluster, last?: (together: number) => void): void {
   if (!(client instanceof Redis)) return;

@@ -66,9 +66,10 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     return planTop - now + span + 1000
   end
 
-  -- Gives `key` at least `need` ms to live. A key's TTL is read (cheap) and written
-  -- (a write, several times the cost) only when it falls short, then with one span
-  -- to spare: a busy seller's keys get a PEXPIRE about once a span, not at every grant.
+  -- Gives `key` at least `need` ms to live. The TTL is read, and written only when it
+  -- falls short, then with one span to spare: a busy seller's keys get a PEXPIRE (a
+  -- write, which Redis also sends to replicas and the AOF) about once a span, not at
+  -- every grant.
   local function keepFor(key, need)
     if redis.call('PTTL', key) < need then redis.call('PEXPIRE', key, need + span) end
   end
