@@ -1,12 +1,14 @@
 /**
  * The capacity scenario over every limiter, in one run: a pool of its own at the
  * default concurrency against a mock API at 150-250 ms. The default limiter runs
- * CAPACITY_REPEATS times, each beside a bare BullMQ run, and every ratio
- * divides by the mean of the bare runs; the default's entry is its median run
- * (by Redis's cost), with every run's ratios beside it, since one run's ratio
- * moves by a tenth or more on this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of its own
- * (the same processes and concurrency, with the Worker's `limiter` option) and a
- * time limit: at L per W for the whole queue it would need 200 s for these rows.
+ * CAPACITY_REPEATS times, each beside a bare BullMQ run, and every ratio divides
+ * by the mean of the bare runs. The default's rows/s and ratios are the medians
+ * of its runs, its other figures those of its median run by Redis's cost, and
+ * every run is listed with them: one run's ratio moves by a tenth or more on
+ * this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of
+ * its own (the same processes and concurrency, with the Worker's `limiter`
+ * option) and a time limit: at L per W for the whole queue it would need 200 s
+ * for these rows.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,9 +26,9 @@ const CONCURRENCY_ENV: Record<string, string> = process.env.BENCH_CONCURRENCY ? 
 /** BENCH_CAPACITY_PEERS: which peers run (comma-separated; default all). */
 const PEERS = process.env.BENCH_CAPACITY_PEERS?.split(',');
 const BULLMQ_LIMITER_TIME_MS = 12_000;
-/** Runs of the default limiter (BENCH_CAPACITY_REPEATS; default 3), each beside a bare run. */
 /** Finished jobs BullMQ keeps in the capacity pool's queue (see the pool's env). */
 const CAPACITY_RETAINED_JOBS = 2000;
+/** Runs of the default limiter (BENCH_CAPACITY_REPEATS; default 3), each beside a bare run. */
 const CAPACITY_REPEATS = Math.max(1, Number(process.env.BENCH_CAPACITY_REPEATS ?? 3) || 3);
 
 export async function capacitySequence(redisUrl: string): Promise<{ results: ScenarioResult[]; idleCommandsPerSec: number; redisScheduling: string }> {

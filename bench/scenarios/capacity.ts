@@ -29,15 +29,15 @@ export interface RedisStats {
   usec: number;
 }
 
+/** Each command's calls and usec so far (INFO commandstats), costliest first. */
+async function commandStats(ctx: Ctx): Promise<Array<{ cmd: string; calls: number; usec: number }>> {
+  return [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
+    .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec);
+}
+
 export async function redisStats(ctx: Ctx): Promise<RedisStats> {
-  const info = await ctx.redis.info('commandstats');
-  let calls = 0;
-  let usec = 0;
-  for (const m of info.matchAll(/calls=(\d+),usec=(\d+)/g)) {
-    calls += Number(m[1]);
-    usec += Number(m[2]);
-  }
-  return { calls, usec };
+  const cmds = await commandStats(ctx);
+  return { calls: cmds.reduce((n, c) => n + c.calls, 0), usec: cmds.reduce((n, c) => n + c.usec, 0) };
 }
 
 /** Redis's network counters (INFO stats): requests read, replies written, commands run, bytes in and out. */
@@ -108,7 +108,7 @@ export async function capacityRun(
 
   resetPeakRss(ctx.pids());
   await ctx.redis.config('RESETSTAT');
-  const net0 = await netStats(ctx);
+  const net0 = process.env.BENCH_DEBUG ? await netStats(ctx) : undefined;
   if (process.env.BENCH_DEBUG_SLOWLOG) {
     await ctx.redis.config('SET', 'slowlog-log-slower-than', '0');
     await ctx.redis.config('SET', 'slowlog-max-len', '200000');
@@ -134,17 +134,14 @@ export async function capacityRun(
   const end = Date.now();
   const stats = await redisStats(ctx);
   const cpu = { redis: cpuMs(bench.redisPids) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
-  if (process.env.BENCH_DEBUG) {
+  if (net0) {
     const net = await netStats(ctx);
-    const scripts = /cmdstat_evalsha:calls=(\d+)/.exec(await ctx.redis.info('commandstats'))?.[1] ?? '0';
-    process.stdout.write(`    ${opts.limiter} per row: ${Object.entries(net).map(([k, v]) => `${k} ${((v - net0[k as keyof typeof net0]) / total).toFixed(2)}`).join(', ')}, scripts ${(Number(scripts) / total).toFixed(2)}\n`);
-    const cmds = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
-      .map((m) => ({ cmd: m[1]!, calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec);
+    const cmds = await commandStats(ctx);
+    const scripts = cmds.find((c) => c.cmd === 'evalsha')?.calls ?? 0;
+    process.stdout.write(`    ${opts.limiter} per row: ${Object.entries(net).map(([k, v]) => `${k} ${((v - net0[k as keyof typeof net0]) / total).toFixed(2)}`).join(', ')}, scripts ${(scripts / total).toFixed(2)}\n`);
     process.stdout.write(`    ${opts.limiter} commands per row (calls, usec): ${cmds.map((c) => `${c.cmd} ${(c.calls / total).toFixed(2)} ${(c.usec / total).toFixed(1)}`).join(', ')}\n`);
   }
   if (process.env.BENCH_DEBUG_SLOWLOG) {
-    const top = [...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+),usec=(\d+)/g)]
-      .map((m) => ({ cmd: m[1], calls: Number(m[2]), usec: Number(m[3]) })).sort((a, b) => b.usec - a.usec).slice(0, 12);
     const log = (await ctx.redis.slowlog('GET', 200000)) as Array<[number, number, number, string[]]>;
     await ctx.redis.config('SET', 'slowlog-log-slower-than', '10000');
     const by = new Map<string, { n: number; us: number }>();
@@ -154,7 +151,6 @@ export async function capacityRun(
       e.n++; e.us += us; by.set(k, e);
     }
     process.stdout.write(`    slowlog: ${[...by].sort((a, b) => b[1].us - a[1].us).slice(0, 10).map(([k, e]) => `${k} ${(e.n / total).toFixed(2)}x ${(e.us / e.n).toFixed(0)}µs`).join(', ')}\n`);
-    process.stdout.write(`    ${opts.limiter} commandstats per row: ${top.map((t) => `${t.cmd} ${(t.calls / total).toFixed(2)}x ${(t.usec / total).toFixed(0)}µs`).join(', ')}\n`);
   }
   const rss = peakRssMb(ctx.pids());
   if (!complete) await ctx.queue.pause(); // the rest is not measured: stop feeding the pool
@@ -216,7 +212,7 @@ export async function idleCommandsPerSec(ctx: Ctx, ms = 6_000): Promise<number> 
   await ctx.redis.config('RESETSTAT');
   await sleep(ms);
   const { calls } = await redisStats(ctx);
-  if (process.env.BENCH_DEBUG) process.stdout.write(`    idle: ${[...(await ctx.redis.info('commandstats')).matchAll(/cmdstat_(\S+):calls=(\d+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}\n`);
+  if (process.env.BENCH_DEBUG) process.stdout.write(`    idle: ${(await commandStats(ctx)).map((c) => `${c.cmd} ${c.calls}`).join(', ')}\n`);
   // the reading itself (INFO) is one of them
   return round((calls - 1) / (ms / 1000), 1);
 }
