@@ -28,7 +28,7 @@
           (a failover or a restart), and with them sends of this seller's
           window; no send is granted before it (src/rate-limit/lost-writes.ts)
 
-  A send due within RESERVE_MS (50 ms, at most (W + G) / 4) is granted at once
+  A send due within RESERVE_MS (150 ms, at most (W + G) / 4) is granted at once
   for that moment: its place is reserved, and waitMs tells the caller how long
   to wait before sending.
 

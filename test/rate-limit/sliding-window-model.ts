@@ -67,7 +67,7 @@ export class SlidingWindowModel {
   acquire(member: string, sendId: string, now: number, hint?: { ms: number; at: number }): ModelDecision {
     this.hint = hint;
     this.now = now;
-    const reserve = Math.min(50, Math.floor(this.span / 4));
+    const reserve = Math.min(150, Math.floor(this.span / 4));
     const margin = this.margin;
     const grant = (at: number, slot: number, planned: boolean): ModelDecision => {
       at = Math.max(at, now);

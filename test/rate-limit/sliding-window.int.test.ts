@@ -42,6 +42,28 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(onTime.event).toBe('released');
   });
 
+  it('grants a woken row whose place frees a little after its slot for that moment, instead of delaying it a third time', async () => {
+    // span 1100 ms: sends that free within 150 ms are granted with an in-process wait
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100 });
+    await limiter.acquire('S7', 'u:1', 's1');
+    await limiter.acquire('S7', 'u:2', 's2');
+    const planned = await limiter.acquire('S7', 'u:3', 's3');
+    expect(planned.granted).toBe(false);
+    // the window's two sends are answered late: the L-th newest place frees 130 ms after the slot
+    await new Promise((r) => setTimeout(r, 130));
+    const answers = [];
+    for (const [row, sendId] of [[1, 's1'], [2, 's2']] as const) {
+      answers.push(await limiter.complete({ sellerId: 'S7', uploadId: 'u', row, member: `u:${row}`, sendId }, undefined, 60));
+    }
+    const untilSlot = planned.slot - (await redisTime(redis));
+    await new Promise((r) => setTimeout(r, Math.max(0, untilSlot)));
+    const woken = await limiter.acquire('S7', 'u:3', 's3b');
+    expect(woken.granted).toBe(true);
+    expect(woken.waitMs).toBeLessThanOrEqual(150);
+    // still W + G after the L-th newest answer
+    expect(woken.redisNow + woken.waitMs).toBeGreaterThanOrEqual(Math.min(...answers.map((a) => a.redisNow)) + 1100);
+  });
+
   it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
     await redis.hset(uploadKeys('next', 'S5', 'u').upload, { total: 20, uploadId: 'u' });
