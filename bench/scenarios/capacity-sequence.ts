@@ -8,7 +8,7 @@
  * this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of
  * its own (the same processes and concurrency, with the Worker's `limiter`
  * option) and a time limit: at L per W for the whole queue it would need 200 s
- * for these rows.
+ * for these rows. The other peers get PEER_TIME_MS each.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +26,12 @@ const CONCURRENCY_ENV: Record<string, string> = process.env.BENCH_CONCURRENCY ? 
 /** BENCH_CAPACITY_PEERS: which peers run (comma-separated; default all). */
 const PEERS = process.env.BENCH_CAPACITY_PEERS?.split(',');
 const BULLMQ_LIMITER_TIME_MS = 12_000;
+/**
+ * How long a peer's capacity run may take (ms): the slowest carry under 200 rows/s
+ * here, and would take the bench past 10 minutes. A run stopped there reports its
+ * figures over the rows registered by then (`complete: false`).
+ */
+const PEER_TIME_MS = 20_000;
 /** Finished jobs BullMQ keeps in the capacity pool's queue (see the pool's env). */
 const CAPACITY_RETAINED_JOBS = 2000;
 /** Runs of the default limiter (BENCH_CAPACITY_REPEATS; default 3), each beside a bare run. */
@@ -67,7 +73,10 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         { limiter: 'token-bucket', kind: 'token-bucket' },
       ].filter((s) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter)) as never;
       for (const [i, s] of sequence.entries()) {
-        const run = await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, ...(s.library ? { library: s.library } : {}) });
+        const peer = s.limiter !== 'bare' && s.limiter !== 'sliding-window';
+        const run = await capacityRun(bench, api, ctx, {
+          limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, ...(s.library ? { library: s.library } : {}), ...(peer ? { timeLimitMs: PEER_TIME_MS } : {}),
+        });
         runs.push({ limiter: s.limiter, run });
         log(run);
       }

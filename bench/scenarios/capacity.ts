@@ -153,7 +153,12 @@ export async function capacityRun(
     process.stdout.write(`    slowlog: ${[...by].sort((a, b) => b[1].us - a[1].us).slice(0, 10).map(([k, e]) => `${k} ${(e.n / total).toFixed(2)}x ${(e.us / e.n).toFixed(0)}µs`).join(', ')}\n`);
   }
   const rss = peakRssMb(ctx.pids());
-  if (!complete) await ctx.queue.pause(); // the rest is not measured: stop feeding the pool
+  if (!complete) {
+    // the rest is not measured: the run's rows still waiting are dropped, and the next
+    // run starts once those in flight are done
+    for (const prefix of queues.prefixes) await queues.get(prefix).drain(true);
+    while ((await Promise.all(queues.prefixes.map((p) => queues.get(p).getActiveCount()))).some((n) => n > 0)) await sleep(100);
+  }
 
   const figures = [...sellers, small].map((s) => api.sellerStats(s));
   const times = figures.flatMap((f) => f?.times ?? []);
