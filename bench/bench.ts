@@ -189,7 +189,8 @@ WORKER_CONCURRENCY, after warm-up runs that take the queue past the finished job
 their removal). The default limiter runs ${ours?.runs ?? 1} times, each beside a run of bare BullMQ, and every
 ratio divides by the mean of the bare runs; the default's rows/s and ratios are the medians of its runs (each run
 below the table), its other figures those of its median run by Redis's cost. BullMQ's queue-wide limiter gets a
-pool of its own and is stopped after a few seconds.
+pool of its own and is stopped after a few seconds; each other peer is stopped at 20 s (the slowest would take
+the bench past 10 minutes), and a stopped run's figures cover the rows registered by then.
 
 | limiter | jobs in flight | registered | 429s | rows/s | ÷ bare | upload → first registration p50 / p99 / max | seller span ÷ optimum p50 / p99 | small seller done after upload | Redis µs/row in commands (÷ bare) | Redis CPU µs/row (÷ bare) | worker peak RSS MB |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
