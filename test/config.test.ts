@@ -31,8 +31,8 @@ describe('loadConfig', () => {
     ]);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', QUEUE_PREFIX: 'plain' })).toThrow(/QUEUE_PREFIX="plain" is invalid: in cluster mode/);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'nohost' })).toThrow(/REDIS_CLUSTER_NODES="nohost" is invalid/);
-    expect(loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379,10.0.0.2:26379', REDIS_SENTINEL_NAME: 'main' })).toMatchObject({
-      redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }], redisSentinelName: 'main',
+    expect(loadConfig({ REDIS_SENTINELS: '10.0.0.1:26400,10.0.0.2:26400', REDIS_SENTINEL_NAME: 'main' })).toMatchObject({
+      redisSentinels: [{ host: '10.0.0.1', port: 26400 }, { host: '10.0.0.2', port: 26400 }], redisSentinelName: 'main',
     });
     expect(() => loadConfig({ REDIS_SENTINELS: 'x' })).toThrow(/REDIS_SENTINELS="x" is invalid/);
     expect(() => loadConfig({ REDIS_SENTINELS: 'a:1', REDIS_CLUSTER_NODES: 'b:2' })).toThrow(/both set: set one of them/);

@@ -75,7 +75,7 @@ program
   .command('workers')
   .description('run the worker pool until SIGINT/SIGTERM, then drain and exit 0')
   .addOption(new Option('--processes <n>', 'worker processes (default WORKER_PROCESSES, 16)').argParser(wholeNumber('--processes', 1, 256)))
-  .addOption(new Option('--concurrency <c>', 'jobs per process at once (default WORKER_CONCURRENCY, auto: 1 to 8 from the API answer time)').argParser(wholeNumber('--concurrency', 1, 100)))
+  .addOption(new Option('--concurrency <c>', 'jobs per process at once (default WORKER_CONCURRENCY, auto: 1 to 64 from the API answer time)').argParser(wholeNumber('--concurrency', 1, 100)))
   .option('--strict', 'refuse to start when Redis may evict keys (maxmemory-policy other than noeviction)')
   .action((opts: { processes?: number; concurrency?: number; strict?: boolean }) =>
     run(async () => {

@@ -8,16 +8,41 @@
  * 500-600 rows/s, about one row per 25 ms per process; so a process wants one
  * slot per 25 ms of answer time, between 1 and AUTO_MAX. At 2-25 ms answers
  * that is 1 slot (more only adds in-process queueing, which delays sends the
- * limiter has planned); at 200 ms, 8. AUTO_MAX is the concurrency past which
- * the bench measured no more rows/s, only more memory and latency.
+ * limiter has planned); at 200 ms, 8; at 1 s, 40.
+ *
+ * Slots are added only while every slot has a request in flight and the host has
+ * CPU to spare (HostCpu). Once the CPU is full, answers come later because the
+ * processes (and, on a shared host, the API or Redis) wait for it; counted as answer
+ * time, that called for more slots, which queued more work and made answers later
+ * still; and at the end of a burst, the CPU idle again while the average still held
+ * those late answers, the processes took the slots it called for. With a bound of 64
+ * and neither check, the bench's capacity scenario (CPU-bound near 128 in flight)
+ * climbed to 340-800 in flight for no more rows/s, and each seller's first
+ * registration came 1.5-2x later.
  */
-export const AUTO_MAX = 8;
+import { cpus } from 'node:os';
+
+/** The most slots: the HTTP client's sockets per process (registration/client.ts); more would only queue there. */
+export const AUTO_MAX = 64;
 /** Answer time per slot (ms): the CPU time per row of one process of a 16-process pool on 2 cores. */
 export const MS_PER_SLOT = 25;
+/** Below this share of idle CPU on the host, a process adds no slots. */
+export const MIN_IDLE_TO_GROW = 0.1;
 
 /** Slots for an answer time (ms); pure. */
-export function concurrencyFor(answerMs: number, max = AUTO_MAX): number {
-  return Math.max(1, Math.min(max, Math.floor(answerMs / MS_PER_SLOT)));
+export function concurrencyFor(answerMs: number): number {
+  return Math.max(1, Math.min(AUTO_MAX, Math.floor(answerMs / MS_PER_SLOT)));
+}
+
+/**
+ * The slots a process runs next (pure): those the answer time calls for, but no more
+ * than now unless every slot has a request in flight (more work is waiting) and the
+ * host has CPU to spare.
+ */
+export function nextConcurrency(current: number, answerMs: number, load: { allBusy: boolean; hostIdle: number }): number {
+  const wanted = concurrencyFor(answerMs);
+  if (wanted > current && (!load.allBusy || load.hostIdle < MIN_IDLE_TO_GROW)) return current;
+  return wanted;
 }
 
 /** A moving average of answer times (ms): each sample moves it a fifth of the way, the first sets it. */
@@ -29,5 +54,100 @@ export class AnswerTime {
   }
   get ms(): number | undefined {
     return this.avg;
+  }
+}
+
+/** The host's idle share of CPU time (0-1) between calls of sample(), over all its cores. */
+export class HostCpu {
+  private last = HostCpu.read();
+  private idleShare = 1;
+
+  private static read(): { idle: number; total: number } {
+    let idle = 0;
+    let total = 0;
+    for (const { times } of cpus()) {
+      idle += times.idle;
+      total += times.user + times.nice + times.sys + times.idle + times.irq;
+    }
+    return { idle, total };
+  }
+
+  /** Takes in the period since the last call. */
+  sample(): number {
+    const now = HostCpu.read();
+    const total = now.total - this.last.total;
+    if (total > 0) this.idleShare = (now.idle - this.last.idle) / total;
+    this.last = now;
+    return this.idleShare;
+  }
+
+  get idle(): number {
+    return this.idleShare;
+  }
+}
+
+/**
+ * A process's slots under WORKER_CONCURRENCY=auto: it times each API request
+ * (`track`), samples the host's CPU every TICK_MS, and calls `onChange` with the
+ * new number of slots.
+ *
+ * A request still unanswered after t ms shows the answer time is at least t: on a
+ * fresh pool in front of a slow API, every slot is busy long before the first
+ * answer, and until its first answer the process grows on that, instead of one
+ * job at a time until then. Requests that got no answer (a timeout, a refused
+ * connection) are no answer time: an API that hangs does not earn more requests.
+ */
+export class AdaptiveConcurrency {
+  static readonly TICK_MS = 250;
+  private readonly answers = new AnswerTime();
+  /** start time (performance.now()) of each request in flight */
+  private readonly started = new Map<number, number>();
+  private nextId = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private current: number,
+    private readonly onChange: (slots: number, why: { answerMs: number; hostIdle: number }) => void,
+    private readonly cpu: Pick<HostCpu, 'sample' | 'idle'> = new HostCpu(),
+  ) {
+    this.timer = setInterval(() => this.tick(), AdaptiveConcurrency.TICK_MS);
+    this.timer.unref();
+  }
+
+  get slots(): number {
+    return this.current;
+  }
+
+  /** Runs `request`, timing it as an answer unless `answered` says it got none. */
+  async track<T>(request: () => Promise<T>, answered: (result: T) => boolean = () => true): Promise<T> {
+    const id = this.nextId++;
+    const started = performance.now();
+    this.started.set(id, started);
+    let result: T | undefined;
+    try {
+      result = await request();
+      return result;
+    } finally {
+      const allBusy = this.started.size >= this.current;
+      this.started.delete(id);
+      if (result !== undefined && answered(result)) this.apply(this.answers.observe(performance.now() - started), allBusy);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private tick(): void {
+    this.cpu.sample();
+    if (this.answers.ms !== undefined || this.started.size < this.current) return;
+    this.apply(performance.now() - Math.min(...this.started.values()), true);
+  }
+
+  private apply(answerMs: number, allBusy: boolean): void {
+    const next = nextConcurrency(this.current, answerMs, { allBusy, hostIdle: this.cpu.idle });
+    if (next === this.current) return;
+    this.current = next;
+    this.onChange(next, { answerMs: Math.round(answerMs), hostIdle: this.cpu.idle });
   }
 }

@@ -18,7 +18,7 @@ import { createWakeKicker } from './wake-kick.js';
 import { guardClusterFailover, guardLostWrites } from './lost-writes-guard.js';
 import { resolveShardPrefixes } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
-import { AnswerTime, concurrencyFor } from './adaptive-concurrency.js';
+import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { Cluster } from 'ioredis';
 
 /** How often a worker process looks for queue shards it does not serve yet (ms). */
@@ -65,8 +65,6 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // Events go to the supervisor in batches (metrics, bench), not one IPC message each.
   const counts = new Map<string, number>();
   const waits: number[] = [];
-  // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
-  const answerTime = new AnswerTime();
   /** One BullMQ Worker per queue shard; the process's slots are shared among them. */
   const workers = new Map<string, Worker<RegistrationJob, ProcessResult>>();
   let slots = config.workerConcurrency === 'auto' ? 1 : config.workerConcurrency;
@@ -86,20 +84,19 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   };
   setInterval(flush, 250).unref();
   const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
-  const api: typeof client = config.workerConcurrency !== 'auto' ? client : {
-    close: () => client.close(),
-    async register(...args) {
-      const started = performance.now();
-      try {
-        return await client.register(...args);
-      } finally {
-        const now = concurrencyFor(answerTime.observe(performance.now() - started));
-        if (now !== slots) {
-          slots = now;
-          rebalance();
-        }
-      }
+  // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
+  const adaptive = config.workerConcurrency !== 'auto' ? undefined : new AdaptiveConcurrency(slots, (now, why) => {
+    log.debug({ from: slots, to: now, ...why }, 'jobs at once changed');
+    slots = now;
+    rebalance();
+  });
+  const api: typeof client = !adaptive ? client : {
+    close: () => {
+      adaptive.stop();
+      client.close();
     },
+    // a timeout, a failed connection or a 5xx is no answer time to size the pool by
+    register: (...args) => adaptive.track(() => client.register(...args), (outcome) => outcome.kind !== 'transient'),
   };
   // On a single Redis the worker's BullMQ commands share the limiter's connection,
   // so a row's count always reaches Redis before its job is finished (countAhead).

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AUTO_MAX, AnswerTime, concurrencyFor } from '../../src/worker/adaptive-concurrency.js';
+import { AUTO_MAX, AdaptiveConcurrency, AnswerTime, HostCpu, concurrencyFor, nextConcurrency } from '../../src/worker/adaptive-concurrency.js';
 import { loadConfig } from '../../src/config.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('adaptive concurrency', () => {
   it('runs one job at a time for a fast API and one slot per 25 ms of answer time up to the bound', () => {
@@ -8,14 +10,85 @@ describe('adaptive concurrency', () => {
     expect(concurrencyFor(40)).toBe(1);
     expect(concurrencyFor(100)).toBe(4);
     expect(concurrencyFor(200)).toBe(8);
+    expect(concurrencyFor(1000)).toBe(40);
     expect(concurrencyFor(5000)).toBe(AUTO_MAX);
+    expect(AUTO_MAX).toBe(64);
   });
+
+  it('adds slots only while every slot is busy and the host has CPU to spare; gives them back whenever answers come faster', () => {
+    const busy = { allBusy: true, hostIdle: 0.5 };
+    expect(nextConcurrency(8, 1000, busy)).toBe(40);
+    // CPU full: answers come later because of it, not because the API slowed
+    expect(nextConcurrency(8, 1000, { allBusy: true, hostIdle: 0.05 })).toBe(8);
+    // slots to spare: more would only wait for work
+    expect(nextConcurrency(8, 1000, { allBusy: false, hostIdle: 0.9 })).toBe(8);
+    // faster answers shrink it, whatever the load
+    expect(nextConcurrency(40, 200, { allBusy: false, hostIdle: 0 })).toBe(8);
+  });
+
   it('follows a moving average of answer times', () => {
     const t = new AnswerTime();
     expect(t.ms).toBeUndefined();
     expect(t.observe(200)).toBe(200);
     expect(t.observe(100)).toBe(180);
   });
+
+  it('grows on a request still unanswered, before any answer comes (a slow API on a fresh pool)', async () => {
+    const changes: number[] = [];
+    const adaptive = new AdaptiveConcurrency(1, (slots) => changes.push(slots), { sample: () => 0.5, idle: 0.5 });
+    try {
+      const slow = adaptive.track(() => sleep(700));
+      await sleep(AdaptiveConcurrency.TICK_MS * 2 + 50);
+      // its one slot busy for a tick: answers take at least that long
+      expect(changes.length).toBe(1);
+      expect(adaptive.slots).toBeGreaterThanOrEqual(concurrencyFor(AdaptiveConcurrency.TICK_MS));
+      const grown = adaptive.slots;
+      await slow;
+      // an answer of 700 ms calls for more, but the slots already taken are not all busy
+      expect(adaptive.slots).toBe(grown);
+    } finally {
+      adaptive.stop();
+    }
+  });
+
+  it('takes no answer time from a request that got none (an API that hangs earns no more requests)', async () => {
+    const adaptive = new AdaptiveConcurrency(8, () => undefined, { sample: () => 0.5, idle: 0.5 });
+    try {
+      // answered once: the process no longer grows on unanswered requests
+      await adaptive.track(async () => 'answer', () => true);
+      expect(adaptive.slots).toBe(1);
+      const hung = adaptive.track(() => sleep(AdaptiveConcurrency.TICK_MS * 2 + 50).then(() => 'timeout'), (r) => r !== 'timeout');
+      await sleep(AdaptiveConcurrency.TICK_MS * 2);
+      expect(adaptive.slots).toBe(1);
+      await hung;
+      expect(adaptive.slots).toBe(1);
+    } finally {
+      adaptive.stop();
+    }
+  });
+
+  it('stays put while the host CPU is full, however long its requests take', async () => {
+    const changes: number[] = [];
+    const adaptive = new AdaptiveConcurrency(1, (slots) => changes.push(slots), { sample: () => 0, idle: 0 });
+    try {
+      await adaptive.track(() => sleep(AdaptiveConcurrency.TICK_MS * 2 + 50));
+      expect(changes).toEqual([]);
+      expect(adaptive.slots).toBe(1);
+    } finally {
+      adaptive.stop();
+    }
+  });
+
+  it("reads the host's idle CPU share", () => {
+    const cpu = new HostCpu();
+    let x = 0;
+    for (let i = 0; i < 2e6; i++) x += i;
+    expect(x).toBeGreaterThan(0);
+    const idle = cpu.sample();
+    expect(idle).toBeGreaterThanOrEqual(0);
+    expect(idle).toBeLessThanOrEqual(1);
+  });
+
   it('is the default, and a number fixes it', () => {
     expect(loadConfig({}).workerConcurrency).toBe('auto');
     expect(loadConfig({ WORKER_CONCURRENCY: '4' }).workerConcurrency).toBe(4);
