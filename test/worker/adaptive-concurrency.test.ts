@@ -39,9 +39,10 @@ describe('adaptive concurrency', () => {
     try {
       const slow = adaptive.track(() => sleep(700));
       await sleep(AdaptiveConcurrency.TICK_MS * 2 + 50);
-      // its one slot busy for a tick: answers take at least that long
+      // its one slot busy for a tick: answers take at least that long (the request
+      // started a moment after the timer, so at the first tick it is a little younger)
       expect(changes.length).toBe(1);
-      expect(adaptive.slots).toBeGreaterThanOrEqual(concurrencyFor(AdaptiveConcurrency.TICK_MS));
+      expect(adaptive.slots).toBeGreaterThanOrEqual(concurrencyFor(AdaptiveConcurrency.TICK_MS) - 1);
       const grown = adaptive.slots;
       await slow;
       // an answer of 700 ms calls for more, but the slots already taken are not all busy
