@@ -21,7 +21,8 @@ import { freePort } from '../helpers/redis-server.js';
 
 export const LIMIT = 50;
 export const WINDOW_MS = 20_000;
-export const SELLERS = ['H1', 'H2', 'H3'];
+/** The sellers, H1..Hn (HA_SELLERS: n, default 3). */
+export const SELLERS = Array.from({ length: Number(process.env.HA_SELLERS ?? 3) }, (_, i) => `H${i + 1}`);
 export const ROWS = 70;
 /** Registrations arriving this soon after the fault were granted before it. */
 export const IN_FLIGHT_MS = 300;
@@ -90,7 +91,8 @@ export async function runCase(
     RATE_LIMIT_MAX: String(LIMIT), RATE_LIMIT_WINDOW_MS: String(WINDOW_MS), RATE_LIMIT_GUARD_MS: '500',
     // 4 processes x 2 slots: about 40 rows/s at 200 ms, so the first window's 150 rows take
     // about 4 s and the fault (at 40 registered) lands while rows are being sent
-    WORKER_PROCESSES: '4', WORKER_CONCURRENCY: '2', SHUTDOWN_TIMEOUT_MS: '5000', LOCK_DURATION_MS: '2000', API_TIMEOUT_MS: '5000',
+    // (HA_PROCESSES and HA_CONCURRENCY run the suite on a bigger pool)
+    WORKER_PROCESSES: process.env.HA_PROCESSES ?? '4', WORKER_CONCURRENCY: process.env.HA_CONCURRENCY ?? '2', SHUTDOWN_TIMEOUT_MS: '5000', LOCK_DURATION_MS: '2000', API_TIMEOUT_MS: '5000',
     ...opts.env,
   });
   const api = startCli(['mock-api', '--port', String(port)], { ...env, MOCK_LATENCY_MS: '150-250' });
