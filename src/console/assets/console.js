@@ -166,7 +166,21 @@ function renderSeller(view) {
   list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller)));
 }
 
-const MAX_SELLERS_SHOWN = 200;
+/** A seller's section on the operator page: its rule, its rate and its uploads. */
+function sellerSection(s, uploads) {
+  return h('section', { class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0' },
+    h('header', {},
+      h('strong', {}, s.sellerId),
+      h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate})`),
+      s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : ''),
+    h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
+}
+
+/**
+ * Each seller's section as last built, with the data it was built from: with
+ * hundreds of sellers, an update rebuilds only the sections whose data changed.
+ */
+const sellerSections = new Map();
 let lastOpsView = initial;
 
 function renderOps(view) {
@@ -184,23 +198,29 @@ function renderOps(view) {
     : [h('li', { class: 'empty' }, t.noFailures)]));
 
   const filter = (document.querySelector('[data-test="filter"]').value || '').trim().toLowerCase();
+  const uploadsOf = new Map();
   const latest = new Map();
-  for (const u of view.uploads) latest.set(u.sellerId, Math.max(latest.get(u.sellerId) || 0, u.createdAt));
-  // the active sellers first, then the most recent uploads
+  for (const u of view.uploads) {
+    if (!uploadsOf.has(u.sellerId)) uploadsOf.set(u.sellerId, []);
+    uploadsOf.get(u.sellerId).push(u);
+    latest.set(u.sellerId, Math.max(latest.get(u.sellerId) || 0, u.createdAt));
+  }
+  // every seller (the filter narrows it): the active ones first, then the most recent uploads
   const sellers = view.sellers
     .filter((s) => !filter || s.sellerId.toLowerCase().includes(filter))
     .sort((a, b) => Number(b.active) - Number(a.active) || (latest.get(b.sellerId) || 0) - (latest.get(a.sellerId) || 0) || a.sellerId.localeCompare(b.sellerId));
-  const shown = sellers.slice(0, MAX_SELLERS_SHOWN);
   document.querySelector('[data-test="seller-count"]').textContent =
-    sellers.length > shown.length ? `${t.showing} ${shown.length} ${t.of} ${sellers.length}` : `${sellers.length}`;
-  document.querySelector('[data-test="sellers"]').replaceChildren(...shown.map((s) => {
-    const uploads = view.uploads.filter((u) => u.sellerId === s.sellerId);
-    return h('section', { class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0' },
-      h('header', {},
-        h('strong', {}, s.sellerId),
-        h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate})`),
-        s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : ''),
-      h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
+    sellers.length < view.sellers.length ? `${t.showing} ${sellers.length} ${t.of} ${view.sellers.length}` : `${sellers.length}`;
+  const known = new Set(view.sellers.map((s) => s.sellerId));
+  for (const id of sellerSections.keys()) if (!known.has(id)) sellerSections.delete(id);
+  document.querySelector('[data-test="sellers"]').replaceChildren(...sellers.map((s) => {
+    const uploads = uploadsOf.get(s.sellerId) || [];
+    const data = JSON.stringify([s, uploads]);
+    const kept = sellerSections.get(s.sellerId);
+    if (kept && kept.data === data) return kept.el;
+    const el = sellerSection(s, uploads);
+    sellerSections.set(s.sellerId, { data, el });
+    return el;
   }));
 }
 
