@@ -68,16 +68,31 @@ export interface StatusOptions {
   lostKnown?: Map<string, number>;
 }
 
+/** Reads in flight at once: the status of hundreds of sellers costs a few round trips, not one per upload. */
+const READS_AT_ONCE = 100;
+
+/** `fn` over `items`, at most `limit` at a time; the results in the items' order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
 export async function readStatus(redis: RedisClient, config: Config, filter: StatusFilter = {}, opts: StatusOptions = {}): Promise<StatusReport> {
   const ns = namespaceOf(config.queuePrefix);
-  const members = await redis.zrange(uploadIndexKey(ns), '0', '-1');
-  const uploads: UploadStatus[] = [];
-  for (const member of members) {
-    const [sellerId, uploadId] = member.split('/') as [string, string];
-    if (filter.uploadId && uploadId !== filter.uploadId) continue;
-    if (filter.sellerId && sellerId !== filter.sellerId) continue;
+  const members = (await redis.zrange(uploadIndexKey(ns), '0', '-1'))
+    .map((member) => member.split('/') as [string, string])
+    .filter(([sellerId, uploadId]) => (!filter.uploadId || uploadId === filter.uploadId) && (!filter.sellerId || sellerId === filter.sellerId));
+  const read = await mapLimit(members, READS_AT_ONCE, async ([sellerId, uploadId]): Promise<UploadStatus | undefined> => {
     const h = await redis.hgetall(uploadKeys(ns, sellerId, uploadId).upload);
-    if (!h.uploadId) continue; // expired
+    if (!h.uploadId) return undefined; // expired
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');
     const finished = n('registered') + n('duplicate') + n('failed');
@@ -86,26 +101,28 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       lost = (await lostRows(redis, config, ns, sellerId, uploadId, Date.now())).length;
       opts.lostKnown?.set(uploadId, lost);
     }
-    uploads.push({
+    return {
       uploadId, sellerId, file: h.file ?? '', createdAt: n('createdAt'), total,
       registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'),
       pending: Math.max(0, total - finished - lost), lost, invalid: n('invalid'), done: finished + lost >= total,
-    });
-  }
+    };
+  });
+  const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const sellers: SellerStatus[] = [];
-  for (const sellerId of [...new Set(uploads.map((u) => u.sellerId))].sort()) {
+  const pendingOf = new Map<string, number>();
+  for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
+  const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
     const p = await limiter.peek(sellerId);
-    const pending = uploads.filter((u) => u.sellerId === sellerId).reduce((s, u) => s + u.pending, 0);
+    const pending = pendingOf.get(sellerId)!;
     const { etaMs, pace } = paceOf({
       pending, limit: p.limit, spanMs: p.windowMs + config.rateLimitGuardMs, nextPermitInMs: pending > 0 ? p.nextPermitInMs : 0,
       plannedAhead: p.plannedAhead, recentSends: p.recentSends ?? 0, recentSpanMs: p.recentSpanMs ?? 0,
     });
-    sellers.push({
+    return {
       sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead, etaMs, pace,
       recentSends: p.recentSends ?? 0,
-    });
-  }
+    };
+  });
   return { uploads, sellers };
 }
 
