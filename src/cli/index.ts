@@ -6,7 +6,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import dotenv from 'dotenv';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
-import { EXIT, fail } from './exit.js';
+import { EXIT, exitWhenWritten, fail } from './exit.js';
 import { mockApiCommand } from './mock-api.js';
 import { statusCommand } from './status.js';
 import { uploadCommand } from './upload.js';
@@ -37,7 +37,7 @@ function configWith(overrides: Record<string, string | number | undefined> = {})
 
 function run(action: () => Promise<number>): Promise<void> {
   return action().then(
-    (code) => process.exit(code),
+    (code) => exitWhenWritten(code),
     (err: unknown) => fail(err),
   );
 }
