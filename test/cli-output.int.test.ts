@@ -5,15 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { loadConfig } from '../src/config.js';
-import { parseSheetBytes } from '../src/excel/load-sheet.js';
-import { buildProductSheet, sampleProducts } from '../src/fixtures/build-sheet.js';
-import { QueueSet, resolveShardPrefixes } from '../src/queue.js';
-import { bullConnection, connectChecked, createRedis } from '../src/redis.js';
-import { enqueueUpload } from '../src/upload/enqueue-upload.js';
 import { BIN, baseEnv } from './helpers/cli.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { startRedis, type TestRedis } from './helpers/redis-server.js';
+import { uploadMany } from './helpers/uploads.js';
 
 const UPLOADS = 400;
 let redis: TestRedis;
@@ -22,19 +17,7 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   redis = await startRedis();
   env = baseEnv({ REDIS_URL: redis.url });
-  const config = loadConfig(env);
-  const client = createRedis(config, 'cli');
-  await connectChecked(client, config);
-  const connection = bullConnection(config, 'cli');
-  try {
-    const queues = QueueSet.on(connection, resolveShardPrefixes(config, client as never));
-    const sheets = await Promise.all(Array.from({ length: UPLOADS }, async (_, i) =>
-      parseSheetBytes(await buildProductSheet(sampleProducts(`OUT${i}`, 3)), `out-${i}.xlsx`)));
-    for (let i = 0; i < UPLOADS; i++) await enqueueUpload({ redis: client, queues, config, now: Date.now }, `OUT-${i}`, sheets[i]!);
-  } finally {
-    client.disconnect();
-    connection.disconnect();
-  }
+  await uploadMany(env, 'OUT', UPLOADS, 3);
 }, 60_000);
 
 afterAll(async () => {

@@ -8,12 +8,8 @@ import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
-import { loadConfig } from '../../src/config.js';
-import { parseSheetBytes } from '../../src/excel/load-sheet.js';
-import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
-import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
-import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { runCli } from '../helpers/cli.js';
+import { uploadMany } from '../helpers/uploads.js';
 import { BAD_CATEGORY, launchBrowser, OPS_TOKEN, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
 
 let s: ConsoleStage;
@@ -238,30 +234,18 @@ describe('console in a browser', () => {
   // last: it leaves 250 more sellers on the stage
   it('shows every seller and every upload when hundreds of sellers upload at once', async () => {
     const SELLERS = 250;
-    const config = loadConfig(s.stage.env);
-    const redis = createRedis(config, 'cli');
-    await connectChecked(redis, config);
-    const connection = bullConnection(config, 'cli');
-    try {
-      const queues = QueueSet.on(connection, resolveShardPrefixes(config, redis as never));
-      const sheets = await Promise.all(Array.from({ length: SELLERS }, async (_, i) =>
-        parseSheetBytes(await buildProductSheet(sampleProducts(`MANY${i}`, 2)), `many-${i}.xlsx`)));
-      for (let i = 0; i < SELLERS; i++) await enqueueUpload({ redis, queues, config, now: Date.now }, `MANY-${i}`, sheets[i]!);
-      const page = await newPage();
-      await page.goto(`${s.url}/ops?token=${OPS_TOKEN}`);
-      await page.waitForSelector('[data-test="live"][data-live="1"]');
-      const count = (sel: string) => page.$$eval(sel, (els) => els.length);
-      await page.waitForFunction((n) => document.querySelectorAll('[data-test="seller"][data-seller-id^="MANY-"]').length === n, SELLERS, { timeout: 20_000 });
-      expect(await count('[data-test="upload"][data-seller-id^="MANY-"]')).toBe(SELLERS);
-      // and they go on updating live until every one is done
-      await page.waitForFunction((n) => document.querySelectorAll('[data-test="upload"][data-seller-id^="MANY-"][data-state="done"]').length === n, SELLERS, { timeout: 60_000 });
-      expect(await count('[data-test="seller"][data-seller-id^="MANY-"]')).toBe(SELLERS);
-      const ids = await page.$$eval('[data-test="seller"]', (els) => els.map((e) => e.getAttribute('data-seller-id')));
-      expect(new Set(ids).size).toBe(ids.length);
-    } finally {
-      redis.disconnect();
-      connection.disconnect();
-    }
+    await uploadMany(s.stage.env, 'MANY', SELLERS, 2);
+    const page = await newPage();
+    await page.goto(`${s.url}/ops?token=${OPS_TOKEN}`);
+    await page.waitForSelector('[data-test="live"][data-live="1"]');
+    const count = (sel: string) => page.$$eval(sel, (els) => els.length);
+    await page.waitForFunction((n) => document.querySelectorAll('[data-test="seller"][data-seller-id^="MANY-"]').length === n, SELLERS, { timeout: 20_000 });
+    expect(await count('[data-test="upload"][data-seller-id^="MANY-"]')).toBe(SELLERS);
+    // and they go on updating live until every one is done
+    await page.waitForFunction((n) => document.querySelectorAll('[data-test="upload"][data-seller-id^="MANY-"][data-state="done"]').length === n, SELLERS, { timeout: 60_000 });
+    expect(await count('[data-test="seller"][data-seller-id^="MANY-"]')).toBe(SELLERS);
+    const ids = await page.$$eval('[data-test="seller"]', (els) => els.map((e) => e.getAttribute('data-seller-id')));
+    expect(new Set(ids).size).toBe(ids.length);
   }, 120_000);
 });
 
