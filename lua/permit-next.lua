@@ -53,7 +53,10 @@ if not lockedHere(jobId) then
   if not jobId then return {} end
 end
 local jobKey = jobPrefix .. jobId
-local data = redis.call('HGET', jobKey, 'data') or ''
+-- with the job's starts so far (BullMQ counts each, `ats`): 1 is its first, when
+-- it has asked for no permit before (a delay, a retry or a stalled run starts it again)
+local fields = redis.call('HMGET', jobKey, 'data', 'ats')
+local data, firstStart = fields[1] or '', fields[2] == '1'
 -- the fields the producer writes first (src/upload/enqueue-upload.ts), read without
 -- decoding the whole row; any other layout is decoded
 local job
@@ -73,7 +76,7 @@ local base = ns .. ':rl:{' .. job.sellerId .. '}:'
 local sendId = member .. '#' .. nonce
 local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'limits', base .. 'blocked', base .. 'throttle', base .. 'lag',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
-  tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'))
+  tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart)
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
 table.insert(reply, job.sellerId)

@@ -2,11 +2,12 @@
   lib/acquire-permit.lua: included (not run on its own) by sliding-window.lua and
   permit-next.lua. acquirePermit(...) is the whole decision of sliding-window.lua
   (see its header for the rule, the arguments and the reply), with the keys and
-  arguments passed in.
+  arguments passed in. firstStart: true when the caller knows the row has never
+  asked before (its job is on its first start), so it cannot hold a slot.
 ]]
 --#include lib/seller-rule.lua
 local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey,
-                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil)
+                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil, firstStart)
   local limit, window = sellerRule(limitsKey, defaultLimit, defaultWindow)
 
   local t = redis.call('TIME')
@@ -103,7 +104,8 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1 }
   end
 
-  local planned = redis.call('ZSCORE', planKey, member)
+  -- a job on its first start has asked for no permit before: it holds no slot (not read)
+  local planned = not firstStart and redis.call('ZSCORE', planKey, member)
   -- a slot older than the span is a stale entry (not trimmed yet): the row plans afresh
   if planned and tonumber(planned) <= now - span then planned = nil end
   if planned then

@@ -35,14 +35,26 @@ export function concurrencyFor(answerMs: number): number {
 }
 
 /**
+ * A process gives slots back only once the answer time is below this share of what
+ * its slots stand for (current x MS_PER_SLOT). The average of a steady API wanders
+ * around a slot boundary (150-250 ms answers average 200 +- 10 ms, right at 8
+ * slots): without the margin a process went 8 -> 7 -> 8 several times a second,
+ * and each slot taken back was filled by a fetch of its own (BullMQ's moveToActive)
+ * whose row then asked for its permit in a call of its own, instead of both coming
+ * with the finishing row's write: in the bench's capacity scenario, 1 row in 10.
+ */
+export const SHRINK_BELOW = 0.85;
+
+/**
  * The slots a process runs next (pure): those the answer time calls for, but no more
  * than now unless every slot has a request in flight (more work is waiting) and the
- * host has CPU to spare.
+ * host has CPU to spare, and no fewer unless answers came clearly faster (SHRINK_BELOW).
  */
 export function nextConcurrency(current: number, answerMs: number, load: { allBusy: boolean; hostIdle: number }): number {
   const wanted = concurrencyFor(answerMs);
-  if (wanted > current && (!load.allBusy || load.hostIdle < MIN_IDLE_TO_GROW)) return current;
-  return wanted;
+  if (wanted > current) return load.allBusy && load.hostIdle >= MIN_IDLE_TO_GROW ? wanted : current;
+  if (wanted < current && answerMs < current * MS_PER_SLOT * SHRINK_BELOW) return wanted;
+  return current;
 }
 
 /** A moving average of answer times (ms): each sample moves it a fifth of the way, the first sets it. */

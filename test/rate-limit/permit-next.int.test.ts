@@ -82,6 +82,39 @@ describe('permit-next.lua', () => {
     });
   });
 
+  it('looks for no slot for a job on its first start, and finds the one a job started again holds', async () => {
+    await onQueue('{pn4}', 1, async ({ queue, worker, limiter, redis, keys }) => {
+      const zscores = async () => Number(/cmdstat_zscore:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+      for (const row of [1, 2]) await queue.add('r', { sellerId: 'F1', uploadId: 'f', row, product: {} }, { jobId: `f-${row}`, priority: row });
+      // the seller's one send of the window is taken
+      expect((await limiter.acquire('F1', 'other:1', 'other:1#x')).granted).toBe(true);
+      const token = 'worker-a:0';
+      const first = (await worker.getNextJob(token))!;
+      await first.moveToCompleted('ok', token, true);
+      const before = await zscores();
+      const ahead = await limiter.permitNext(keys, token, 'n1', { jobId: first.id!, sellerId: 'F1' });
+      // f-2 on its first start: planned for the next window, without a look for its slot
+      expect(ahead).toMatchObject({ jobId: 'f-2', permit: { granted: false } });
+      expect(await zscores()).toBe(before);
+      const slot = ahead!.permit.slot;
+      expect(await redis.zscore(limiter.keys('F1').plan, 'f:2')).toBe(String(slot));
+
+      // delayed until its slot, then started again by another worker: it keeps that slot
+      const job = (await queue.getJob('f-2'))!;
+      await job.moveToDelayed(Date.now() + 60_000, token);
+      await job.promote();
+      await queue.add('r', { sellerId: 'F1', uploadId: 'f', row: 0 }, { jobId: 'f-0', priority: 1 });
+      const other = 'worker-b:0';
+      const zero = (await worker.getNextJob(other))!;
+      expect(zero.id).toBe('f-0');
+      await zero.moveToCompleted('ok', other, true);
+      const reads = await zscores();
+      const again = await limiter.permitNext(keys, other, 'n2', { jobId: 'f-0', sellerId: 'F1' });
+      expect(again).toMatchObject({ jobId: 'f-2', permit: { granted: false, slot } });
+      expect(await zscores()).toBe(reads + 1);
+    });
+  });
+
   it('reads the row from the job as the producer writes it, and from any other layout of the same JSON', async () => {
     await onQueue('{pn2}', 10, async ({ queue, worker, limiter, redis, keys }) => {
       const layouts: Array<Record<string, unknown>> = [

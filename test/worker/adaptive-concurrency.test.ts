@@ -24,6 +24,30 @@ describe('adaptive concurrency', () => {
     expect(nextConcurrency(8, 1000, { allBusy: false, hostIdle: 0.9 })).toBe(8);
     // faster answers shrink it, whatever the load
     expect(nextConcurrency(40, 200, { allBusy: false, hostIdle: 0 })).toBe(8);
+    expect(nextConcurrency(2, 20, { allBusy: false, hostIdle: 0 })).toBe(1);
+  });
+
+  it('does not give a slot back for an average that only wanders around a slot boundary', () => {
+    const busy = { allBusy: true, hostIdle: 0.5 };
+    // 8 slots stand for 200 ms: 180 ms calls for 7, but is within the margin
+    expect(concurrencyFor(180)).toBe(7);
+    expect(nextConcurrency(8, 180, busy)).toBe(8);
+    expect(nextConcurrency(8, 169, busy)).toBe(6);
+    // a steady 150-250 ms API, averaged as the pool does: near 8 slots, changed for 1 answer
+    // in 100 or fewer (taking the slots each average calls for changed them for 1 in 5)
+    const t = new AnswerTime();
+    let slots = 8;
+    let changes = 0;
+    let seed = 1;
+    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    for (let i = 0; i < 2000; i++) {
+      const next = nextConcurrency(slots, t.observe(150 + random() * 100), busy);
+      if (next !== slots) changes++;
+      slots = next;
+    }
+    expect(changes).toBeLessThanOrEqual(20);
+    expect(slots).toBeGreaterThanOrEqual(7);
+    expect(slots).toBeLessThanOrEqual(9);
   });
 
   it('follows a moving average of answer times', () => {
