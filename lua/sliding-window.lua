@@ -57,8 +57,9 @@
   has a plan entry) is a re-check: before its slot or while blocked it waits the
   rest; otherwise it is granted if `sent` has room, else it waits until `sent`
   frees. O(log n) per call, no loops. A call that changes a set makes sure its
-  TTL covers every entry (raised, with one W + G to spare, only when it falls
-  short); a call that changes nothing leaves the TTLs as they are.
+  TTL covers every entry (`plan` and `sent` share one, raised with one W + G to
+  spare only when `sent`'s falls short or the call creates `plan`); a call that
+  changes nothing leaves the TTLs as they are.
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0) }
     waitMs: granted: wait this long, then send; denied: ask again after this long.

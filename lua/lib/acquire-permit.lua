@@ -20,13 +20,11 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   -- then delayed again, a third call).
   local RESERVE_MS = math.min(150, math.floor(span / 4))
 
-  local function top(key)
-    local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-    if newest[2] then return tonumber(newest[2]) end
-    return now
-  end
   -- the latest slot handed out (now when none is ahead)
-  local planTop = math.max(top(planKey), now)
+  local newest = redis.call('ZREVRANGE', planKey, 0, 0, 'WITHSCORES')
+  local planTop = math.max(tonumber(newest[2] or now), now)
+  -- `plan` holds no entry this call's trim would keep: a write here creates it anew, without a TTL
+  local planFresh = not newest[2] or tonumber(newest[2]) <= now - span
   -- a block from a 429, or the end of a window that lost writes may have hidden sends
   -- from (src/rate-limit/lost-writes.ts): no send before it. Read with the throttle
   -- flag in one call: a grant clears the flag only when it is set.
@@ -69,12 +67,21 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     return planTop - now + span + 1000
   end
 
-  -- Gives `key` at least `need` ms to live. The TTL is read, and written only when it
-  -- falls short, then with one span to spare: a busy seller's keys get a PEXPIRE (a
-  -- write, which Redis also sends to replicas and the AOF) about once a span, not at
-  -- every grant.
-  local function keepFor(key, need)
-    if redis.call('PTTL', key) < need then redis.call('PEXPIRE', key, need + span) end
+  -- Gives `plan` and `sent` one TTL together: at least the longer of their needs
+  -- (`plan` its latest slot's span, `sent` a grant's place while in flight and its
+  -- span). Only `sent`'s TTL is read, and both are written when it falls short,
+  -- then with one span to spare: a busy seller's keys get a PEXPIRE (a write, which
+  -- Redis also sends to replicas and the AOF) about once a span, not at every grant.
+  -- `sent` is the one whose early end could let a send through; `plan` only orders
+  -- the rows (an entry of it gone early costs a re-check, never the rule), and is
+  -- written the TTL whenever this call creates it.
+  local function keepKeys()
+    local need = math.max(planTtl(), RESERVE_MS + hold + span + 1000)
+    if planFresh or redis.call('PTTL', sentKey) < need then
+      redis.call('PEXPIRE', planKey, need + span)
+      redis.call('PEXPIRE', sentKey, need + span)
+      planFresh = false
+    end
   end
 
   -- Grants a send at `at` (now, or a moment later: the caller waits until then).
@@ -85,10 +92,9 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     local event = 0
     if planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then event = 2 end
     planTop = math.max(planTop, at)
-    keepFor(planKey, planTtl())
     -- no entry of `sent` lies past now + RESERVE_MS + hold (a grant's place while in flight;
     -- an answered send's place is its answer time)
-    keepFor(sentKey, RESERVE_MS + hold + span + 1000)
+    keepKeys()
     return { 1, at - now, limit, window, event, now, slot, recheck }
   end
 
@@ -97,7 +103,7 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
     if record then
       redis.call('ZADD', planKey, untilMs, member)
       planTop = math.max(planTop, untilMs)
-      keepFor(planKey, planTtl())
+      keepKeys()
       if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
       else redis.call('PEXPIRE', throttleKey, planTtl()) end
     end

@@ -101,12 +101,34 @@ describe('sliding-window.lua against a real Redis', () => {
     }
   });
 
+  it('gives `plan` its TTL when a grant or a wait creates it anew while `sent` still has one', async () => {
+    const windowMs = 200, span = windowMs;
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl2}' });
+    const k = limiter.keys('T8');
+    for (const row of [1, 2]) expect((await limiter.acquire('T8', `u:${row}`, `u:${row}#x`)).granted).toBe(true);
+    // a span later both entries are stale: the next grant trims `plan` away and writes it again
+    await new Promise((r) => setTimeout(r, span + 150));
+    expect((await limiter.acquire('T8', 'u:3', 'u:3#x')).granted).toBe(true);
+    expect(await redis.zcard(k.plan)).toBe(1);
+    expect(await redis.pttl(k.plan)).toBeGreaterThanOrEqual(span);
+    // `plan` gone while `sent` lives on (it expired, or was never written): a wait creates it
+    await redis.del(k.plan);
+    await redis.pexpire(k.sent, 60_000);
+    await limiter.block('T8', 5000, '');
+    const waiting = await limiter.acquire('T8', 'u:4', 'u:4#x');
+    expect(waiting.granted).toBe(false);
+    expect(await redis.zscore(k.plan, 'u:4')).not.toBeNull();
+    expect(await redis.pttl(k.plan)).toBeGreaterThan(5000);
+  });
+
   it("gives `plan` and `sent` a TTL covering their entries after every grant, and writes it about once a span, not per grant", async () => {
     const windowMs = 300, guardMs = 0, holdMs = 400, span = windowMs + guardMs;
     const { limiter, redis } = limiterOn(server.port, { limit: 1000, windowMs, guardMs, holdMs, queuePrefix: '{ttl}' });
     const k = limiter.keys('T9');
-    const pexpires = async () => Number(/cmdstat_pexpire:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const calls = async (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const pexpires = () => calls('pexpire');
     const before = await pexpires();
+    const pttlsBefore = await calls('pttl');
     let grants = 0;
     const until = Date.now() + 3 * span;
     while (Date.now() < until) {
@@ -119,6 +141,9 @@ describe('sliding-window.lua against a real Redis', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     const written = (await pexpires()) - before;
+    // one TTL read per grant (`sent`'s: the two keys share it), none for the first (it created
+    // `plan`, and wrote both), besides this test's two
+    expect((await calls('pttl')) - pttlsBefore - 2 * grants).toBe(grants - 1);
     expect(grants).toBeGreaterThan(30);
     // two keys, each raised about once a span over three spans (a handful), against two per grant before
     expect(written).toBeLessThanOrEqual(12);
