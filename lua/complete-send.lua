@@ -8,7 +8,7 @@
   KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
   KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
   KEYS[5] lag      hash    (see sliding-window.lua): `answer` updated from this answer
-  KEYS[6] limits   hash    (see sliding-window.lua)
+  KEYS[6] rule     string  (see sliding-window.lua)
   KEYS[7] blocked  string  (see sliding-window.lua)
 
   ARGV[1] row member   "{uploadId}:{row}"

@@ -1,7 +1,7 @@
 --[[
   peek-permit.lua: when could a new row of this seller be sent? Read-only.
 
-  KEYS[1] plan, KEYS[2] sent, KEYS[3] limits, KEYS[4] blocked (see sliding-window.lua)
+  KEYS[1] plan, KEYS[2] sent, KEYS[3] rule, KEYS[4] blocked (see sliding-window.lua)
   ARGV[1] default limit L, ARGV[2] default window W (ms), ARGV[3] guard G (ms)
 
   Returns { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs }
@@ -11,8 +11,8 @@
 ]]
 --#include lib/seller-rule.lua
 --#include lib/next-permit.lua
-local planKey, sentKey, limitsKey, blockedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local limit, window = sellerRule(limitsKey, tonumber(ARGV[1]), tonumber(ARGV[2]))
+local planKey, sentKey, ruleKey, blockedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local limit, window = sellerRule(ruleKey, tonumber(ARGV[1]), tonumber(ARGV[2]))
 local span = window + tonumber(ARGV[3])
 
 local t = redis.call('TIME')

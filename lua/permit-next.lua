@@ -74,7 +74,7 @@ if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
 local member = job.uploadId .. ':' .. string.format('%d', job.row)
 local base = ns .. ':rl:{' .. job.sellerId .. '}:'
 local sendId = member .. '#' .. nonce
-local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'limits', base .. 'blocked', base .. 'throttle', base .. 'lag',
+local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
   tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart)
 table.insert(reply, 1, sendId)

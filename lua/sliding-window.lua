@@ -9,7 +9,7 @@
   KEYS[1] plan      zset  row member -> slot handed out (later: send, then completion time)
   KEYS[2] sent      zset  send id -> place in the window: send time + hold while the
                           request is in flight, its completion time once answered
-  KEYS[3] limits    hash  per-seller override: max, windowMs (absent: defaults)
+  KEYS[3] rule      string  the seller's own rule "{max}/{windowMs}" (`limits set`; absent: defaults)
   KEYS[4] blocked   string  until when (ms) the API asked us to wait (429 Retry-After)
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
   KEYS[6] lag       hash    `answer`: moving average (ms) of the API's answer time

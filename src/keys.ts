@@ -17,7 +17,10 @@ export function sellerKeys(ns: string, sellerId: string) {
   return {
     plan: `${base}:plan`,
     sent: `${base}:sent`,
-    limits: `${base}:limits`,
+    /** string "{max}/{windowMs}": the seller's own rule (`limits set`), read with `blocked` and `throttle` in one MGET */
+    rule: `${base}:rule`,
+    /** hash {max, windowMs}: where an earlier version kept the rule (moved to `rule` by migrateLimits) */
+    legacyLimits: `${base}:limits`,
     blocked: `${base}:blocked`,
     throttle: `${base}:throttle`,
     lag: `${base}:lag`,

@@ -15,7 +15,7 @@ type Reply5 = [number, number, number, number, number];
 export interface LuaCommands {
   /** lua/sliding-window.lua */
   acquirePermit(
-    plan: string, sent: string, limits: string, blocked: string, throttle: string, lag: string,
+    plan: string, sent: string, rule: string, blocked: string, throttle: string, lag: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
     answerHintMs: number, answerHintAt: number, suspectUntil: number,
   ): Promise<[...Reply5, number, number, 0 | 1]>;
@@ -27,7 +27,7 @@ export interface LuaCommands {
   ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string]>;
   /** lua/complete-send.lua */
   completeSend(
-    plan: string, sent: string, upload: string, rows: string, lag: string, limits: string, blocked: string,
+    plan: string, sent: string, upload: string, rows: string, lag: string, rule: string, blocked: string,
     member: string, sendId: string, row: number, outcome: string, detail: string,
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
     answerSample: 0 | 1,
@@ -38,7 +38,7 @@ export interface LuaCommands {
   tokenBucket(bucket: string, limit: number, windowMs: number): Promise<[number, number]>;
   /** lua/peek-permit.lua */
   peekPermit(
-    plan: string, sent: string, limits: string, blocked: string,
+    plan: string, sent: string, rule: string, blocked: string,
     limit: number, windowMs: number, guardMs: number,
   ): Promise<[number, number, number, number, number, number]>;
 }

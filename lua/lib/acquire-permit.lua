@@ -6,9 +6,13 @@
   asked before (its job is on its first start), so it cannot hold a slot.
 ]]
 --#include lib/seller-rule.lua
-local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKey, lagKey,
+local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey,
                              member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil, firstStart)
-  local limit, window = sellerRule(limitsKey, defaultLimit, defaultWindow)
+  -- a block from a 429, or the end of a window that lost writes may have hidden sends
+  -- from (src/rate-limit/lost-writes.ts): no send before it. Read in one call with the
+  -- throttle flag (a grant clears it only when it is set) and the seller's own rule.
+  local flags = redis.call('MGET', blockedKey, throttleKey, ruleKey)
+  local limit, window = ruleOf(flags[3], defaultLimit, defaultWindow)
 
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -25,10 +29,6 @@ local function acquirePermit(planKey, sentKey, limitsKey, blockedKey, throttleKe
   local planTop = math.max(tonumber(newest[2] or now), now)
   -- `plan` holds no entry this call's trim would keep: a write here creates it anew, without a TTL
   local planFresh = not newest[2] or tonumber(newest[2]) <= now - span
-  -- a block from a 429, or the end of a window that lost writes may have hidden sends
-  -- from (src/rate-limit/lost-writes.ts): no send before it. Read with the throttle
-  -- flag in one call: a grant clears the flag only when it is set.
-  local flags = redis.call('MGET', blockedKey, throttleKey)
   local blockedUntil = math.max(tonumber(flags[1] or '0'), suspectUntil or 0)
   local throttled = flags[2] ~= false
 

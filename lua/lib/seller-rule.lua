@@ -2,10 +2,18 @@
   lib/seller-rule.lua: included (not run on its own) where
   `--#include lib/seller-rule.lua` stands.
 
-  sellerRule(limitsKey, limit, window): the seller's L and W: its override in
-  the `limits` hash (`limits set`), else the defaults given.
+  ruleOf(value, limit, window): the seller's L and W from its `rule` string
+  ("{max}/{windowMs}", written by `limits set`), else the defaults given.
+  sellerRule(ruleKey, limit, window): the same, reading the key.
 ]]
-local function sellerRule(limitsKey, limit, window)
-  local override = redis.call('HMGET', limitsKey, 'max', 'windowMs')
-  return tonumber(override[1] or limit), tonumber(override[2] or window)
+local function ruleOf(value, limit, window)
+  if value then
+    local max, windowMs = string.match(value, '^(%d+)/(%d+)$')
+    if max then return tonumber(max), tonumber(windowMs) end
+  end
+  return limit, window
+end
+
+local function sellerRule(ruleKey, limit, window)
+  return ruleOf(redis.call('GET', ruleKey), limit, window)
 end

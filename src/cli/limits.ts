@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { SELLER_ID } from '../keys.js';
 import { connectChecked, createRedis } from '../redis.js';
-import { listLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
+import { listLimits, migrateLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
 import { EXIT, UsageError } from './exit.js';
 
 function checkSeller(seller: string): void {
@@ -18,6 +18,7 @@ export async function limitsCommand(
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   try {
+    await migrateLimits(redis, config);
     if (action === 'set') {
       const windowMs = args.windowMs ?? config.rateLimitWindowMs;
       await setLimit(redis, config, args.seller!, args.max!, windowMs);

@@ -11,11 +11,15 @@ import { bullConnection } from '../redis.js';
 import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
 import { connectService } from './service-redis.js';
+import { migrateLimits } from '../rate-limit/seller-limits.js';
 
 export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
   // under --strict an evicting Redis refuses the start before any worker starts
   const redis = await connectService(config, log, { strict: opts.strict, persistence: true });
+  // sellers' rules kept as an earlier version did: moved before any worker reads them
+  const moved = await migrateLimits(redis, config);
+  if (moved > 0) log.info({ sellers: moved }, 'moved per-seller rules to the form the limiter reads');
   const connection = bullConnection(config, 'worker');
   connection.on('error', () => undefined);
   const queues = QueueSet.on(connection, () => resolveShardPrefixes(config, redis as never));

@@ -202,7 +202,7 @@ export class SellerLimiter implements PermitLimiter {
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
     const reply = await this.redis.acquirePermit(
-      k.plan, k.sent, k.limits, k.blocked, k.throttle, k.lag,
+      k.plan, k.sent, k.rule, k.blocked, k.throttle, k.lag,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
       Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(k.plan)] ?? 0),
     );
@@ -282,7 +282,7 @@ export class SellerLimiter implements PermitLimiter {
     this.sends.delete(args.sendId);
     const sample = args.sendId !== '' && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
-      k.plan, k.sent, u.upload, u.rows, k.lag, k.limits, k.blocked,
+      k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
       sample ? 1 : 0,
@@ -306,7 +306,7 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(sellerId);
     const s = this.settings;
     const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.peekPermit(
-      k.plan, k.sent, k.limits, k.blocked, s.limit, s.windowMs, s.guardMs,
+      k.plan, k.sent, k.rule, k.blocked, s.limit, s.windowMs, s.guardMs,
     );
     return { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs };
   }

@@ -29,6 +29,7 @@
  */
 import { limitIndexKey, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
+import { parseRule } from './seller-limits.js';
 
 export const epochKey = (ns: string) => `${ns}:redis-epoch`;
 
@@ -89,7 +90,7 @@ async function epochOf(redis: RedisClient): Promise<Epoch> {
 async function longestSpan(redis: RedisClient, ns: string, defaultSpanMs: number, guardMs: number): Promise<number> {
   let span = defaultSpanMs;
   for (const seller of await redis.smembers(limitIndexKey(ns))) {
-    const w = Number(await redis.hget(sellerKeys(ns, seller).limits, 'windowMs'));
+    const w = parseRule(await redis.get(sellerKeys(ns, seller).rule))?.windowMs ?? 0;
     if (w > 0) span = Math.max(span, w + guardMs);
   }
   return span;

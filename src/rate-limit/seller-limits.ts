@@ -1,20 +1,38 @@
 /**
- * Per-seller rules (seller tiers): an override hash under the seller's hash tag,
- * read by the limiter scripts on every call, and an index of sellers with one.
+ * Per-seller rules (seller tiers): a `rule` string ("{max}/{windowMs}") under the
+ * seller's hash tag, read by the limiter scripts on every call in the one MGET
+ * that also reads the seller's block and throttle flag, and an index of sellers
+ * with one.
+ *
+ * An earlier version kept the rule in a hash (`limits`: max, windowMs), which
+ * took a read of its own on every call. migrateLimits moves such a hash to the
+ * string; `workers` runs it before its pool starts, and each `limits` command
+ * before it reads or writes.
  */
 import type { Config } from '../config.js';
 import { limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 
+export const ruleValue = (max: number, windowMs: number) => `${max}/${windowMs}`;
+
+/** A `rule` string's max and window, undefined when absent or not in that form. */
+export function parseRule(value: string | null): { max: number; windowMs: number } | undefined {
+  const m = value === null ? null : /^(\d+)\/(\d+)$/.exec(value);
+  return m ? { max: Number(m[1]), windowMs: Number(m[2]) } : undefined;
+}
+
 export async function setLimit(redis: RedisClient, config: Config, sellerId: string, max: number, windowMs: number): Promise<void> {
   const ns = namespaceOf(config.queuePrefix);
-  await redis.hset(sellerKeys(ns, sellerId).limits, { max, windowMs });
+  const keys = sellerKeys(ns, sellerId);
+  await redis.set(keys.rule, ruleValue(max, windowMs));
+  await redis.del(keys.legacyLimits);
   await redis.sadd(limitIndexKey(ns), sellerId);
 }
 
 export async function resetLimit(redis: RedisClient, config: Config, sellerId: string): Promise<boolean> {
   const ns = namespaceOf(config.queuePrefix);
-  const removed = await redis.del(sellerKeys(ns, sellerId).limits);
+  const keys = sellerKeys(ns, sellerId);
+  const removed = (await redis.del(keys.rule)) + (await redis.del(keys.legacyLimits));
   await redis.srem(limitIndexKey(ns), sellerId);
   return removed > 0;
 }
@@ -24,8 +42,28 @@ export async function listLimits(redis: RedisClient, config: Config): Promise<Ar
   const sellers = (await redis.smembers(limitIndexKey(ns))).sort();
   const out = [];
   for (const sellerId of sellers) {
-    const h = await redis.hgetall(sellerKeys(ns, sellerId).limits);
-    if (h.max) out.push({ sellerId, max: Number(h.max), windowMs: Number(h.windowMs) });
+    const rule = parseRule(await redis.get(sellerKeys(ns, sellerId).rule));
+    if (rule) out.push({ sellerId, ...rule });
   }
   return out;
+}
+
+/**
+ * Moves every indexed seller's rule kept in the earlier hash to its `rule` string
+ * (a rule already in the string wins). Idempotent; returns how many it moved.
+ */
+export async function migrateLimits(redis: RedisClient, config: Config): Promise<number> {
+  const ns = namespaceOf(config.queuePrefix);
+  let moved = 0;
+  for (const sellerId of await redis.smembers(limitIndexKey(ns))) {
+    const keys = sellerKeys(ns, sellerId);
+    const [max, windowMs] = await redis.hmget(keys.legacyLimits, 'max', 'windowMs');
+    if (max === null) continue;
+    const windowOf = Number(windowMs ?? config.rateLimitWindowMs);
+    // `limits set` only ever wrote whole numbers: anything else is left where it is
+    if (!Number.isInteger(Number(max)) || !Number.isInteger(windowOf)) continue;
+    if ((await redis.set(keys.rule, ruleValue(Number(max), windowOf), 'NX')) === 'OK') moved++;
+    await redis.del(keys.legacyLimits);
+  }
+  return moved;
 }

@@ -256,7 +256,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it('picks up a per-seller override on its next call', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 10_000, guardMs: 0 });
-    await redis.hset(limiter.keys('S7').limits, { max: 3, windowMs: 10_000 });
+    await redis.set(limiter.keys('S7').rule, '3/10000');
     const r = [];
     for (let i = 1; i <= 4; i++) r.push(await limiter.acquire('S7', `u:${i}`, `s${i}`));
     expect(r.map((x) => x.granted)).toEqual([true, true, true, false]);
