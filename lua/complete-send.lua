@@ -23,10 +23,10 @@
   ARGV[10] 1: report nextPermitInMs when a progress line is due; 0: never (no one logs it)
   ARGV[11] when the send went (Redis ms: its grant's slot, as the grant set it in `plan`),
            as the granting worker noted it; -1: unknown (read from `plan`)
-  ARGV[12] 1: this answer time joins the seller's average in `lag`; 0: only if
-           there is none yet (the worker sends every planned row's and a sample of
-           the others': the average is a margin for planning, and a write per row
-           buys it nothing)
+  ARGV[12] 1: this answer time joins the seller's average in `lag` (or starts it);
+           0: `lag` is not touched (the worker sends every planned row's and a
+           sample of the others': the average is a margin for planning, and a read
+           and a write per row buy it nothing)
 
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
@@ -57,17 +57,15 @@ if sendId ~= '' then
   if sentAt < 0 then sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1') end
   redis.call('ZADD', sentKey, 'XX', now, sendId)
   redis.call('ZADD', planKey, 'XX', 'GT', now, member)
-  if sentAt >= 0 and now >= sentAt and now - sentAt < span then
+  if ARGV[12] ~= '0' and sentAt >= 0 and now >= sentAt and now - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
     -- (the average starts afresh every 10 spans: its TTL is set when it is created). A sample
-    -- joins it; any answer starts it when there is none (the first windows' margins need it).
+    -- joins it, or starts it when there is none.
     local old = tonumber(redis.call('HGET', lagKey, 'answer') or '-1')
-    if ARGV[12] ~= '0' or old < 0 then
-      local lag = now - sentAt
-      if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
-      redis.call('HSET', lagKey, 'answer', lag)
-      if old < 0 then redis.call('PEXPIRE', lagKey, span * 10) end
-    end
+    local lag = now - sentAt
+    if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
+    redis.call('HSET', lagKey, 'answer', lag)
+    if old < 0 then redis.call('PEXPIRE', lagKey, span * 10) end
   end
   if sentAt < 0 or now - sentAt >= 500 then
     for _, key in ipairs({ sentKey, planKey }) do

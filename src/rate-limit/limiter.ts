@@ -126,11 +126,13 @@ const MAX_TRACKED_GRANTS = 2000;
 
 /**
  * The answer of a row sent at its planned slot always joins the seller's average
- * answer time (complete-send.lua); of the others, one in this many (and any answer
- * starts the average when there is none). The average is only a margin for
- * planning, and it moves a fifth of the way per sample: a sample of an
- * unthrottled seller's answers keeps it as well as all of them, for a quarter of
- * its writes.
+ * answer time (complete-send.lua); of the others, one in this many (the first a
+ * process sees among them), and the rest leave the average alone (no read, no
+ * write). The average is only a margin for planning, and it moves a fifth of the
+ * way per sample: a sample of an unthrottled seller's answers keeps it as well as
+ * all of them, for a quarter of its reads and writes. A seller with no average
+ * yet gets one from its first sampled answer; until then a process plans with
+ * its own recent answer time (the hint), which it has from its first planned row.
  */
 export const ANSWER_SAMPLE_EVERY = 4;
 

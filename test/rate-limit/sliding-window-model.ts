@@ -29,7 +29,7 @@ export class SlidingWindowModel {
   private answer: number | undefined;
   /** Sends granted on a re-check (at their planned slot): their answers always join `answer`. */
   private plannedSends = new Set<string>();
-  /** The others' answers join one in ANSWER_SAMPLE_EVERY, counted as the limiter counts them (any starts it). */
+  /** The others' answers join one in ANSWER_SAMPLE_EVERY, counted as the limiter counts them. */
   private unplannedAnswers = 0;
   /** The worker's answer hint passed with the current ask (see sliding-window.lua). */
   private hint: { ms: number; at: number } | undefined;
@@ -117,7 +117,7 @@ export class SlidingWindowModel {
     const sampled = this.plannedSends.delete(sendId) || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0;
     if (this.sent.has(sendId)) this.sent.set(sendId, now);
     if (slot !== undefined) this.plan.set(member, Math.max(slot, now));
-    if ((sampled || this.answer === undefined) && sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
+    if (sampled && sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
       const sample = now - sentAt;
       this.answer = this.answer === undefined ? sample : Math.floor(this.answer * 0.8 + sample * 0.2);
     }
