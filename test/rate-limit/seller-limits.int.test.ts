@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { baseEnv, startCli } from '../helpers/cli.js';
 import { limiterOn } from '../helpers/limiter.js';
 import { loadConfig } from '../../src/config.js';
-import { limitIndexKey } from '../../src/keys.js';
+import { limitIndexKey, sellerKeys } from '../../src/keys.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../../src/rate-limit/seller-limits.js';
 
 let server: TestRedis;
@@ -53,6 +54,23 @@ describe('per-seller rules', () => {
       ]);
       expect(await limiter.acquire('OLD', 'u:2', 's2')).toMatchObject({ limit: 4, windowMs: 30_000 });
     } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('kept as an earlier version did are moved by `workers` before its pool starts', async () => {
+    const { redis } = limiterOn(server.port, { queuePrefix: '{sl3}' });
+    const keys = sellerKeys('sl3', 'OLD');
+    await redis.hset(keys.legacyLimits, { max: 4, windowMs: 30_000 });
+    await redis.sadd(limitIndexKey('sl3'), 'OLD');
+    const pool = startCli(['workers', '--processes', '1'], baseEnv({ REDIS_URL: server.url, QUEUE_PREFIX: '{sl3}', REGISTRATION_API_URL: 'http://127.0.0.1:9' }));
+    try {
+      await pool.waitFor(/worker pool started/);
+      expect(pool.output()).toContain('moved per-seller rules');
+      expect(await redis.get(keys.rule)).toBe('4/30000');
+      expect(await redis.exists(keys.legacyLimits)).toBe(0);
+    } finally {
+      await pool.stop('SIGTERM');
       redis.disconnect();
     }
   });
