@@ -1,11 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
+
+/** REDIS_URL's default as the README's table of variables documents it (no Redis is contacted). */
+const documentedRedisUrl = /^\| REDIS_URL \| (\S+) \|/m.exec(readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8'))?.[1];
 
 describe('loadConfig', () => {
   it('uses the defaults of cli.md', () => {
     const c = loadConfig({});
+    expect(documentedRedisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
     expect(c).toMatchObject({
-      redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: [], redisSentinels: [], redisSentinelName: 'mymaster', apiUrl: 'http://127.0.0.1:3000',
+      redisUrl: documentedRedisUrl, redisClusterNodes: [], redisSentinels: [], redisSentinelName: 'mymaster', apiUrl: 'http://127.0.0.1:3000',
       rateLimitMax: 100, rateLimitWindowMs: 60_000, rateLimitGuardMs: 500, workerProcesses: 16,
       workerConcurrency: 'auto', apiTimeoutMs: 10_000, maxAttempts: 5, queuePrefix: '{bulk-register}', logLevel: 'info', mockApiPort: 3000,
     });
