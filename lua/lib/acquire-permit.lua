@@ -80,7 +80,6 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     if planFresh or redis.call('PTTL', sentKey) < need then
       redis.call('PEXPIRE', planKey, need + span)
       redis.call('PEXPIRE', sentKey, need + span)
-      planFresh = false
     end
   end
 

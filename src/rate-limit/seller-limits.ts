@@ -32,7 +32,7 @@ export async function setLimit(redis: RedisClient, config: Config, sellerId: str
 export async function resetLimit(redis: RedisClient, config: Config, sellerId: string): Promise<boolean> {
   const ns = namespaceOf(config.queuePrefix);
   const keys = sellerKeys(ns, sellerId);
-  const removed = (await redis.del(keys.rule)) + (await redis.del(keys.legacyLimits));
+  const removed = await redis.del(keys.rule, keys.legacyLimits);
   await redis.srem(limitIndexKey(ns), sellerId);
   return removed > 0;
 }
