@@ -90,8 +90,13 @@ export async function capacityRun(
   const queues = SHARDS > 1 ? queuesOn(ctx, shardPrefixes(ctx.config.queuePrefix, SHARDS)) : QueueSet.of(ctx.queue);
   const deps = { redis: ctx.redis, queues, config: ctx.config, now: Date.now };
   const options = jobOptions(ctx.config);
+  // a seller's upload starts when it is submitted: the figures below include the
+  // producer's own time (with 200 uploads at once, an upload's enqueue can finish
+  // after its first rows were already registered)
   const uploadedAt = new Map<string, number>();
+  const enqueuedAt = new Map<string, number>();
   const upload = async (seller: string, rows: number) => {
+    uploadedAt.set(seller, Date.now());
     const sheet = sheetOf(seller, rows);
     if (bare) {
       // bare BullMQ: the same jobs, added first-come, with nothing of ours around them
@@ -103,7 +108,7 @@ export async function capacityRun(
     } else {
       await enqueueUpload(deps, seller, sheet);
     }
-    uploadedAt.set(seller, Date.now());
+    enqueuedAt.set(seller, Date.now());
   };
 
   resetPeakRss(ctx.pids());
@@ -123,7 +128,7 @@ export async function capacityRun(
 
   const total = count * CAPACITY.rows + CAPACITY.smallRows;
   const deadline = started + (opts.timeLimitMs ?? 150_000);
-  const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.registered ?? 0), 0);
+  const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.answered.length ?? 0), 0);
   // jobs in flight over the pool: the most its processes allowed at once during the run
   let concurrency = 0;
   while (registered() < total && Date.now() < deadline) {
@@ -161,19 +166,26 @@ export async function capacityRun(
   }
 
   const figures = [...sellers, small].map((s) => api.sellerStats(s));
-  const times = figures.flatMap((f) => f?.times ?? []);
+  // a row counts as registered when its seller's worker has the API's 201 (its
+  // arrival there is the latency earlier)
+  const times = figures.flatMap((f) => f?.answered ?? []);
   const last = complete ? Math.max(...times) : end;
   const rowsDone = times.length;
   // upload -> first registration; a seller with none yet counts the whole run (a lower bound)
   const firsts = sellers.map((s) => {
-    const t = api.sellerStats(s)?.times ?? [];
+    const t = api.sellerStats(s)?.answered ?? [];
     return (t.length > 0 ? Math.min(...t) : end) - uploadedAt.get(s)!;
   });
   const spans = sellers.map((s) => {
-    const t = api.sellerStats(s)?.times ?? [];
+    const t = api.sellerStats(s)?.answered ?? [];
     return (t.length === CAPACITY.rows ? Math.max(...t) : end) - uploadedAt.get(s)!;
   });
-  const smallTimes = api.sellerStats(small)?.times ?? [];
+  const smallTimes = api.sellerStats(small)?.answered ?? [];
+  if (process.env.BENCH_DEBUG) {
+    const enq = sellers.map((s) => enqueuedAt.get(s)! - uploadedAt.get(s)!);
+    const sent = sellers.map((s) => Math.min(...(api.sellerStats(s)?.times ?? [end])) - uploadedAt.get(s)!);
+    process.stdout.write(`    upload -> enqueued p50/p99 ${percentile(enq, 50)}/${percentile(enq, 99)} ms, -> first arrival at the API p50/p99 ${percentile(sent, 50)}/${percentile(sent, 99)} ms\n`);
+  }
   return {
     spans,
     result: scenario({

@@ -105,6 +105,8 @@ export class MockRegistrationApi {
   private readonly byKey = new Map<string, StoredResult>();
   private readonly bySku = new Map<string, string>();
   private readonly times = new Map<string, number[]>();
+  /** when each registration's 201 answer was written (its arrival time plus the latency) */
+  private readonly answered = new Map<string, number[]>();
   private readonly sockets = new Set<import('node:net').Socket>();
   private readonly random: () => number;
   private readonly now: () => number;
@@ -138,7 +140,7 @@ export class MockRegistrationApi {
   }
 
   /** One seller's figures (cheap: for polling many sellers while requests flow). */
-  sellerStats(seller: string): (SellerStats & { times: number[] }) | undefined {
+  sellerStats(seller: string): (SellerStats & { times: number[]; answered: number[] }) | undefined {
     const s = this.stats.get(seller);
     if (!s) return undefined;
     return {
@@ -146,6 +148,7 @@ export class MockRegistrationApi {
       maxInWindow: this.logs.get(seller)?.maxInWindow ?? 0,
       maxArrivalsInWindow: this.arrivals.get(seller)?.maxInWindow ?? 0,
       times: this.times.get(seller) ?? [],
+      answered: this.answered.get(seller) ?? [],
     };
   }
 
@@ -153,7 +156,7 @@ export class MockRegistrationApi {
     const sellers: Record<string, SellerStats & { times?: number[] }> = {};
     const totals = emptyStats();
     for (const seller of this.stats.keys()) {
-      const { times, ...s } = this.sellerStats(seller)!;
+      const { times, answered: _answered, ...s } = this.sellerStats(seller)!;
       sellers[seller] = withTimes ? { ...s, times } : s;
       for (const k of Object.keys(totals) as Array<keyof SellerStats>) {
         totals[k] = k === 'maxInWindow' || k === 'maxArrivalsInWindow' ? Math.max(totals[k], s[k]) : totals[k] + s[k];
@@ -169,6 +172,7 @@ export class MockRegistrationApi {
     this.byKey.clear();
     this.bySku.clear();
     this.times.clear();
+    this.answered.clear();
   }
 
   private rule(seller: string) {
@@ -176,13 +180,14 @@ export class MockRegistrationApi {
     return o ? { limit: o.max, windowMs: o.windowMs } : { limit: this.opts.limit, windowMs: this.opts.windowMs };
   }
 
-  private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, onWritten?: () => void): void {
     const latency = this.opts.latencyMs;
     const delay = latency ? latency.min + Math.floor(this.random() * (latency.max - latency.min + 1)) : 0;
     const write = () => {
       if (res.destroyed) return;
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
+      onWritten?.();
     };
     if (delay > 0) setTimeout(write, delay);
     else write();
@@ -304,6 +309,11 @@ export class MockRegistrationApi {
       stats.failures++;
       return;
     }
-    this.send(res, result.status, result.body);
+    const registered = result.status === 201 ? () => {
+      const a = this.answered.get(seller) ?? [];
+      a.push(this.now());
+      this.answered.set(seller, a);
+    } : undefined;
+    this.send(res, result.status, result.body, {}, registered);
   }
 }

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MockRegistrationApi } from '../../src/mock-api/server.js';
+
+const LATENCY_MS = 120;
+
+describe('the mock API', () => {
+  const api = new MockRegistrationApi({ limit: 100, windowMs: 60_000, latencyMs: { min: LATENCY_MS, max: LATENCY_MS } });
+  let base = '';
+  beforeAll(async () => {
+    base = `http://127.0.0.1:${await api.listen(0)}`;
+  });
+  afterAll(() => api.close());
+
+  const post = (key: string, sku: string) => fetch(`${base}/sellers/S1/products`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify({ sku, name: 'Mug', price: 1000, stock: 3, category: 'kitchen' }),
+  });
+
+  it('times a registration at its arrival, and its answer when the 201 is written, the latency later', async () => {
+    const sentAt = Date.now();
+    const res = await post('k1', 'SKU-1');
+    const receivedAt = Date.now();
+    expect(res.status).toBe(201);
+    expect((await post('k2', 'SKU-1')).status).toBe(409);
+
+    const s = api.sellerStats('S1')!;
+    expect(s.registered).toBe(1);
+    // only the registration is timed: the duplicate is neither an arrival nor an answer here
+    expect(s.times).toHaveLength(1);
+    expect(s.answered).toHaveLength(1);
+    expect(s.times[0]).toBeGreaterThanOrEqual(sentAt);
+    expect(s.answered[0]! - s.times[0]!).toBeGreaterThanOrEqual(LATENCY_MS - 1);
+    expect(s.answered[0]).toBeLessThanOrEqual(receivedAt);
+    // the stats JSON keeps its shape: arrival times only
+    expect(Object.keys(api.statsSnapshot(true).sellers.S1!)).not.toContain('answered');
+  });
+});
