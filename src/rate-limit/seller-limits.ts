@@ -54,10 +54,12 @@ export async function listLimits(redis: RedisClient, config: Config): Promise<Ar
  */
 export async function migrateLimits(redis: RedisClient, config: Config): Promise<number> {
   const ns = namespaceOf(config.queuePrefix);
+  const sellers = (await redis.smembers(limitIndexKey(ns))).map((sellerId) => sellerKeys(ns, sellerId));
+  // every seller's earlier hash read at once: one round trip, not one per seller, at each start
+  const legacy = await Promise.all(sellers.map((keys) => redis.hmget(keys.legacyLimits, 'max', 'windowMs')));
   let moved = 0;
-  for (const sellerId of await redis.smembers(limitIndexKey(ns))) {
-    const keys = sellerKeys(ns, sellerId);
-    const [max, windowMs] = await redis.hmget(keys.legacyLimits, 'max', 'windowMs');
+  for (const [i, keys] of sellers.entries()) {
+    const [max, windowMs] = legacy[i]!;
     if (max === null) continue;
     const windowOf = Number(windowMs ?? config.rateLimitWindowMs);
     // `limits set` only ever wrote whole numbers: anything else is left where it is

@@ -19,6 +19,11 @@ export async function redisTime(redis: Pick<Redis, "time">): Promise<number> {
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
+/** How many times Redis has run `cmd` (lower case) since its stats were reset, scripts' calls included. */
+export async function commandCalls(redis: Pick<Redis, 'info'>, cmd: string): Promise<number> {
+  return Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(await redis.info('commandstats'))?.[1] ?? 0);
+}
+
 /** Any `limit + 1` consecutive times are at least `spanMs` apart: the smallest such gap. */
 export function minGap(times: number[], limit: number): number {
   const t = [...times].sort((a, b) => a - b);

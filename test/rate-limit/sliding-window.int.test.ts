@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { limiterOn, minGap, redisTime } from '../helpers/limiter.js';
+import { commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
 import { uploadKeys } from '../../src/keys.js';
 
 let server: TestRedis;
@@ -125,7 +125,7 @@ describe('sliding-window.lua against a real Redis', () => {
     const windowMs = 300, guardMs = 0, holdMs = 400, span = windowMs + guardMs;
     const { limiter, redis } = limiterOn(server.port, { limit: 1000, windowMs, guardMs, holdMs, queuePrefix: '{ttl}' });
     const k = limiter.keys('T9');
-    const calls = async (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const calls = (cmd: string) => commandCalls(redis, cmd);
     const pexpires = () => calls('pexpire');
     const before = await pexpires();
     const pttlsBefore = await calls('pttl');
