@@ -60,7 +60,7 @@ const clusterNodes = z
   );
 
 /** Variables whose values are secrets: never shown in a message. */
-const SECRETS = new Set(['CONSOLE_OPERATOR_TOKEN', 'CONSOLE_SECRET']);
+const SECRETS = new Set(['CONSOLE_OPERATOR_TOKEN', 'CONSOLE_SECRET', 'REGISTRATION_TOKEN', 'UPLOAD_WEBHOOK_SECRET']);
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -103,6 +103,10 @@ const schema = z.object({
   CONSOLE_SECRET: z.string().trim().regex(/^[\x21-\x7e]{1,512}$/, 'expected 1-512 printable characters with no spaces').optional(),
   CONSOLE_MAX_UPLOAD_BYTES: intIn(1024, 1_073_741_824, 'a whole number of bytes from 1024 to 1073741824').default(10_485_760),
   CONSOLE_PUBLIC_URL: httpUrl.optional(),
+  REGISTRATION_ADAPTER: z.string().trim().regex(/\.(m?js)$/, 'expected the path of an ES module ending in .mjs or .js').optional(),
+  SELLER_CREDENTIALS_FILE: z.string().trim().min(1).optional(),
+  REGISTRATION_TOKEN: z.string().trim().regex(/^[\x21-\x7e]{1,4096}$/, 'expected 1-4096 printable characters with no spaces').optional(),
+  TEMPLATE_COLUMNS_FILE: z.string().trim().min(1).optional(),
 });
 
 export type Config = Readonly<{
@@ -143,6 +147,14 @@ export type Config = Readonly<{
     /** Base of the links `console link` prints; default http://<host>:<port>. */
     publicUrl: string | undefined;
   }>;
+  /** REGISTRATION_ADAPTER: the adapter module's path as given (resolved against the working directory); undefined: built-in. */
+  registrationAdapter: string | undefined;
+  /** SELLER_CREDENTIALS_FILE: per-seller credentials (marketplace.md); undefined: none. */
+  sellerCredentialsFile: string | undefined;
+  /** Secret: never logged. A static bearer token for the built-in adapter. */
+  registrationToken: string | undefined;
+  /** TEMPLATE_COLUMNS_FILE: the marketplace's own columns `template` adds (JSON); undefined: none. */
+  templateColumnsFile: string | undefined;
 }>;
 
 /**
@@ -212,5 +224,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxUploadBytes: c.CONSOLE_MAX_UPLOAD_BYTES,
       publicUrl: c.CONSOLE_PUBLIC_URL?.replace(/\/+$/, ''),
     }),
+    registrationAdapter: c.REGISTRATION_ADAPTER,
+    sellerCredentialsFile: c.SELLER_CREDENTIALS_FILE,
+    registrationToken: c.REGISTRATION_TOKEN,
+    templateColumnsFile: c.TEMPLATE_COLUMNS_FILE,
   });
 }

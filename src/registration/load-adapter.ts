@@ -1,0 +1,51 @@
+/**
+ * REGISTRATION_ADAPTER -> the adapter the pool runs (marketplace.md). A module
+ * that cannot be loaded, or lacks request or outcome, stops start-up with one
+ * sentence naming the variable.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../config.js';
+import type { Adapter } from './adapter.js';
+import { builtinAdapter } from './builtin-adapter.js';
+
+export interface LoadedAdapter {
+  adapter: Adapter;
+  /** How messages name it: "the built-in adapter" or "adapter <file>". */
+  name: string;
+  builtin: boolean;
+  /** True when the adapter gets tokens (tokenRequest and tokenOutcome). */
+  tokens: boolean;
+}
+
+export async function loadAdapter(
+  config: { registrationAdapter: string | undefined; registrationToken: string | undefined },
+  cwd = process.cwd(),
+): Promise<LoadedAdapter> {
+  if (!config.registrationAdapter) {
+    return { adapter: builtinAdapter({ registrationToken: config.registrationToken }), name: 'the built-in adapter', builtin: true, tokens: false };
+  }
+  const given = config.registrationAdapter;
+  const file = isAbsolute(given) ? given : resolve(cwd, given);
+  const shown = `REGISTRATION_ADAPTER=${JSON.stringify(given)}`;
+  if (!existsSync(file)) throw new ConfigError(`${shown} is invalid: no such file (${file}).`);
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (err) {
+    const why = (err as Error)?.message?.split('\n')[0]?.slice(0, 200) ?? 'unknown error';
+    throw new ConfigError(`${shown} could not be loaded: ${why}.`);
+  }
+  const a = mod.default as Record<string, unknown> | undefined;
+  if (!a || typeof a !== 'object') throw new ConfigError(`${shown} is invalid: the module has no default export object (export default { request, outcome }).`);
+  const missing = ['request', 'outcome'].filter((m) => typeof a[m] !== 'function');
+  if (missing.length > 0) throw new ConfigError(`${shown} is invalid: its default export has no ${missing.join(' or ')} function.`);
+  const hasTokenRequest = typeof a.tokenRequest === 'function';
+  const hasTokenOutcome = typeof a.tokenOutcome === 'function';
+  if (hasTokenRequest !== hasTokenOutcome) {
+    throw new ConfigError(`${shown} is invalid: tokenRequest and tokenOutcome go together, and it has only ${hasTokenRequest ? 'tokenRequest' : 'tokenOutcome'}.`);
+  }
+  const base = file.split(/[\\/]/).pop()!;
+  return { adapter: a as unknown as Adapter, name: `adapter ${base}`, builtin: false, tokens: hasTokenRequest };
+}
