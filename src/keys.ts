@@ -19,6 +19,10 @@ export function sellerKeys(ns: string, sellerId: string) {
     sent: `${base}:sent`,
     /** string "{max}/{windowMs}": the seller's own rule (`limits set`), read with `blocked` and `throttle` in one MGET */
     rule: `${base}:rule`,
+    /** string "{max}/{windowMs}": the operator's rule (`limits set`); `rule` holds it unless the marketplace announced one */
+    override: `${base}:override`,
+    /** string "{max}/{windowMs}": the rule the marketplace last announced for the seller (marketplace.md); wins over the others */
+    apiRule: `${base}:api-rule`,
     /** hash {max, windowMs}: where an earlier version kept the rule (moved to `rule` by migrateLimits) */
     legacyLimits: `${base}:limits`,
     blocked: `${base}:blocked`,

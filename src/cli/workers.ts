@@ -12,8 +12,15 @@ import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
 import { connectService } from './service-redis.js';
 import { migrateLimits } from '../rate-limit/seller-limits.js';
+import { loadAdapter } from '../registration/load-adapter.js';
+import { CredentialStore } from '../registration/credentials.js';
+import { Redactor } from '../registration/redactor.js';
 
 export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
+  // an adapter that cannot load, or a credentials file that cannot be used, stops the start (one sentence, exit 1)
+  const adapter = await loadAdapter(config);
+  CredentialStore.open(config.sellerCredentialsFile, new Redactor()).close();
+  log.info({ adapter: adapter.name, tokens: adapter.tokens, credentials: config.sellerCredentialsFile ? 'file' : 'none' }, 'registration adapter loaded');
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
   // under --strict an evicting Redis refuses the start before any worker starts
   const redis = await connectService(config, log, { strict: opts.strict, persistence: true });

@@ -1,8 +1,16 @@
 /**
- * Per-seller rules (seller tiers): a `rule` string ("{max}/{windowMs}") under the
- * seller's hash tag, read by the limiter scripts on every call in the one MGET
- * that also reads the seller's block and throttle flag, and an index of sellers
- * with one.
+ * Per-seller rules: a `rule` string ("{max}/{windowMs}") under the seller's hash
+ * tag, read by the limiter scripts on every call in the one MGET that also reads
+ * the seller's block and throttle flag: the rule in force. Where it comes from:
+ *
+ * - `api`: the rule the marketplace last announced for the seller (`apiRule`,
+ *   marketplace.md). It wins: it is what the marketplace enforces, so anything
+ *   higher meets 429s and anything lower wastes the seller's allowance.
+ * - `override`: the operator's `limits set` (`override`), in force while the
+ *   marketplace announces nothing.
+ * - `config`: RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS (no `rule` string).
+ *
+ * An index lists the sellers with an override.
  *
  * An earlier version kept the rule in a hash (`limits`: max, windowMs), which
  * took a read of its own on every call. migrateLimits moves such a hash to the
@@ -16,34 +24,67 @@ import type { RedisClient } from '../redis.js';
 export const ruleValue = (max: number, windowMs: number) => `${max}/${windowMs}`;
 
 /** A `rule` string's max and window, undefined when absent or not in that form. */
-export function parseRule(value: string | null): { max: number; windowMs: number } | undefined {
-  const m = value === null ? null : /^(\d+)\/(\d+)$/.exec(value);
+export function parseRule(value: string | null | undefined): { max: number; windowMs: number } | undefined {
+  const m = value == null ? null : /^(\d+)\/(\d+)$/.exec(value);
   return m ? { max: Number(m[1]), windowMs: Number(m[2]) } : undefined;
 }
 
-export async function setLimit(redis: RedisClient, config: Config, sellerId: string, max: number, windowMs: number): Promise<void> {
+export type RuleSource = 'config' | 'override' | 'api';
+
+/**
+ * Sets the operator's rule; it is in force unless the marketplace announced one.
+ * Returns the source in force after it.
+ */
+export async function setLimit(redis: RedisClient, config: Config, sellerId: string, max: number, windowMs: number): Promise<RuleSource> {
   const ns = namespaceOf(config.queuePrefix);
   const keys = sellerKeys(ns, sellerId);
-  await redis.set(keys.rule, ruleValue(max, windowMs));
+  const value = ruleValue(max, windowMs);
+  await redis.set(keys.override, value);
+  const api = await redis.get(keys.apiRule);
+  if (api === null) await redis.set(keys.rule, value);
   await redis.del(keys.legacyLimits);
   await redis.sadd(limitIndexKey(ns), sellerId);
+  return api === null ? 'override' : 'api';
 }
 
+/** Drops the operator's rule: the announced one, else the defaults, are in force. */
 export async function resetLimit(redis: RedisClient, config: Config, sellerId: string): Promise<boolean> {
   const ns = namespaceOf(config.queuePrefix);
   const keys = sellerKeys(ns, sellerId);
-  const removed = await redis.del(keys.rule, keys.legacyLimits);
+  const api = await redis.get(keys.apiRule);
+  const removed = api === null ? await redis.del(keys.override, keys.rule, keys.legacyLimits) : await redis.del(keys.override, keys.legacyLimits);
   await redis.srem(limitIndexKey(ns), sellerId);
   return removed > 0;
 }
 
-export async function listLimits(redis: RedisClient, config: Config): Promise<Array<{ sellerId: string; max: number; windowMs: number }>> {
+/**
+ * The marketplace announced `rule` for the seller: it is in force from now on
+ * (the next permit is decided under it). One transaction on the seller's slot.
+ */
+export async function announceRule(redis: RedisClient, ns: string, sellerId: string, rule: { max: number; windowMs: number }): Promise<void> {
+  const keys = sellerKeys(ns, sellerId);
+  const value = ruleValue(rule.max, rule.windowMs);
+  await redis.multi().set(keys.apiRule, value).set(keys.rule, value).exec();
+}
+
+/** Where the seller's rule in force comes from. */
+export async function ruleSourceOf(redis: RedisClient, ns: string, sellerId: string): Promise<RuleSource> {
+  const keys = sellerKeys(ns, sellerId);
+  const [api, rule] = await redis.mget(keys.apiRule, keys.rule);
+  return api !== null ? 'api' : rule !== null ? 'override' : 'config';
+}
+
+export async function listLimits(redis: RedisClient, config: Config): Promise<Array<{ sellerId: string; max: number; windowMs: number; announced?: { max: number; windowMs: number } }>> {
   const ns = namespaceOf(config.queuePrefix);
   const sellers = (await redis.smembers(limitIndexKey(ns))).sort();
   const out = [];
   for (const sellerId of sellers) {
-    const rule = parseRule(await redis.get(sellerKeys(ns, sellerId).rule));
-    if (rule) out.push({ sellerId, ...rule });
+    const keys = sellerKeys(ns, sellerId);
+    const [override, rule, api] = await redis.mget(keys.override, keys.rule, keys.apiRule);
+    // an override written before announced rules existed is the `rule` string alone
+    const own = parseRule(override) ?? (api === null ? parseRule(rule) : undefined);
+    const announced = parseRule(api);
+    if (own) out.push({ sellerId, ...own, ...(announced ? { announced } : {}) });
   }
   return out;
 }

@@ -1,23 +1,69 @@
 /**
- * The HTTP client for the registration API (registration-api.md): keep-alive
- * connections, API_TIMEOUT_MS, and `Idempotency-Key: {uploadId}:{row}` on every
- * attempt. Never throws for an answer or a failed request: it returns an ApiOutcome.
+ * The HTTP side of a row's call: the adapter turns the row into a request, this
+ * client sends it (keep-alive connections, API_TIMEOUT_MS, `Idempotency-Key:
+ * {uploadId}:{row}` unless the adapter set its own), and the adapter turns the
+ * answer into an outcome. Never throws: a call with no answer is transient, an
+ * adapter that throws or returns nonsense is a `fault` naming the adapter.
+ * Every reason passes through the redactor: no secret leaves in a message.
  */
 import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance } from 'axios';
-import type { Product } from '../excel/fields.js';
-import { outcomeOf, outcomeOfError, type ApiOutcome } from './outcome.js';
+import { AdapterFault, checkOutcome, checkRequest, checkTokenOutcome, type AdapterAnswer, type AdapterCall, type AdapterRequest, type TokenContext, type TokenOutcome } from './adapter.js';
+import type { LoadedAdapter } from './load-adapter.js';
+import { outcomeOfError, type ApiOutcome } from './outcome.js';
+import type { Redactor } from './redactor.js';
 
 export interface RegistrationClient {
-  register(sellerId: string, idempotencyKey: string, product: Product): Promise<ApiOutcome>;
+  register(call: AdapterCall): Promise<ApiOutcome>;
+  /** The adapter's token request (only when it has one). */
+  requestToken(ctx: TokenContext): Promise<TokenOutcome | { kind: 'fault'; reason: string }>;
+  readonly adapter: LoadedAdapter;
   close(): void;
 }
 
-export function createRegistrationClient(opts: { baseUrl: string; timeoutMs: number; now?: () => number }): RegistrationClient {
+function headersOf(raw: unknown): Record<string, string> {
+  const plain = raw && typeof (raw as { toJSON?: unknown }).toJSON === 'function' ? (raw as { toJSON(): Record<string, unknown> }).toJSON() : (raw as Record<string, unknown>) ?? {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(plain)) if (v !== undefined && v !== null) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  return out;
+}
+
+function bodyOf(data: unknown): unknown {
+  if (typeof data !== 'string') return data;
+  const t = data.trimStart();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    try {
+      return JSON.parse(data);
+    } catch {
+      return data;
+    }
+  }
+  return data;
+}
+
+/** Rejects after `ms` when `p` has not settled (an adapter's promise that never ends must not hold a slot forever). */
+function within<T>(p: T | Promise<T>, ms: number, what: string): Promise<T> {
+  if (!(p instanceof Promise)) return Promise.resolve(p);
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new AdapterFault(`${what} did not return within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export function createRegistrationClient(opts: {
+  baseUrl: string;
+  timeoutMs: number;
+  adapter: LoadedAdapter;
+  redactor: Redactor;
+}): RegistrationClient {
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  const now = opts.now ?? Date.now;
+  const { adapter: loaded, redactor } = opts;
+  const adapter = loaded.adapter;
   const client: AxiosInstance = axios.create({
     baseURL: opts.baseUrl,
     timeout: opts.timeoutMs,
@@ -26,17 +72,70 @@ export function createRegistrationClient(opts: { baseUrl: string; timeoutMs: num
     proxy: false,
     maxRedirects: 0,
     validateStatus: () => true,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    transformResponse: [(data: unknown) => data],
+    responseType: 'text',
   });
+  const fault = (what: string, err: unknown): { kind: 'fault'; reason: string } => {
+    const message = err instanceof Error ? err.message : String(err);
+    const shown = err instanceof AdapterFault ? message : `${what} threw: ${message.split('\n')[0]}`;
+    return { kind: 'fault', reason: redactor.redact(`${loaded.name}: ${shown}`).slice(0, 500) };
+  };
+
+  /** Sends a request; undefined answer: none came (the transient reason says why). */
+  async function send(req: AdapterRequest, idempotencyKey?: string): Promise<AdapterAnswer | { kind: 'transient'; reason: string }> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...req.headers };
+    const names = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+    if (idempotencyKey !== undefined && !names.has('idempotency-key')) headers['Idempotency-Key'] = idempotencyKey;
+    let data: unknown = req.body;
+    if (data !== undefined && typeof data !== 'string') {
+      data = JSON.stringify(data);
+      if (!names.has('content-type')) headers['Content-Type'] = 'application/json';
+    }
+    try {
+      const res = await client.request({ method: req.method, url: req.url ?? req.path, headers, data });
+      return { status: res.status, headers: headersOf(res.headers), body: bodyOf(res.data) };
+    } catch (err) {
+      return outcomeOfError(err, opts.timeoutMs);
+    }
+  }
+
   return {
-    async register(sellerId, idempotencyKey, product) {
+    adapter: loaded,
+    async register(call) {
+      let req: AdapterRequest;
       try {
-        const res = await client.post(`/sellers/${encodeURIComponent(sellerId)}/products`, product, {
-          headers: { 'Idempotency-Key': idempotencyKey },
-        });
-        return outcomeOf(res.status, res.data, res.headers as Record<string, unknown>, now());
+        req = checkRequest(await within(adapter.request(call), opts.timeoutMs, 'request()'), 'request()');
       } catch (err) {
-        return outcomeOfError(err, opts.timeoutMs);
+        return fault('request()', err);
+      }
+      const answer = await send(req, call.idempotencyKey);
+      if ('kind' in answer) return answer;
+      try {
+        const outcome = checkOutcome(await within(adapter.outcome(answer), opts.timeoutMs, 'outcome()'));
+        return 'reason' in outcome ? { ...outcome, reason: redactor.redact(outcome.reason) } : outcome;
+      } catch (err) {
+        return fault('outcome()', err);
+      }
+    },
+    async requestToken(ctx) {
+      if (!adapter.tokenRequest || !adapter.tokenOutcome) return { kind: 'fault', reason: `${loaded.name} has no tokenRequest` };
+      let req: AdapterRequest;
+      try {
+        req = checkRequest(await within(adapter.tokenRequest(ctx), opts.timeoutMs, 'tokenRequest()'), 'tokenRequest()');
+      } catch (err) {
+        return fault('tokenRequest()', err);
+      }
+      const answer = await send(req);
+      if ('kind' in answer) return { kind: 'transient', reason: `token request: ${answer.reason}` };
+      try {
+        const out = checkTokenOutcome(await within(adapter.tokenOutcome(answer), opts.timeoutMs, 'tokenOutcome()'));
+        if ('token' in out) {
+          redactor.addToken(out.token);
+          return out;
+        }
+        return 'reason' in out ? { ...out, reason: redactor.redact(out.reason) } : out;
+      } catch (err) {
+        return fault('tokenOutcome()', err);
       }
     },
     close() {

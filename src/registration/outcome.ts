@@ -1,11 +1,11 @@
-/** An API response (or its absence) -> what the worker does, per registration-api.md. Pure. */
+/** What the pool does with a row's call: the adapter's outcome, or why there is none. Pure. */
+import type { AdapterOutcome } from './adapter.js';
 
-export type ApiOutcome =
-  | { kind: 'registered'; productId: string; replay: boolean }
-  | { kind: 'invalid'; reason: string; field?: string }
-  | { kind: 'duplicate'; productId: string; reason: string }
-  | { kind: 'throttled'; retryAfterMs: number }
-  | { kind: 'transient'; reason: string };
+/**
+ * An adapter's outcome (marketplace.md), or `fault`: the adapter threw or returned
+ * something that is not an outcome, and the row fails with that reason.
+ */
+export type ApiOutcome = AdapterOutcome | { kind: 'fault'; reason: string; rule?: undefined };
 
 const DEFAULT_RETRY_AFTER_MS = 1000;
 
@@ -19,34 +19,8 @@ export function parseRetryAfter(value: unknown, nowMs: number): number {
   return DEFAULT_RETRY_AFTER_MS;
 }
 
-function text(value: unknown, max = 500): string | undefined {
-  if (typeof value !== 'string' || value.trim() === '') return undefined;
-  // eslint-disable-next-line no-control-regex
-  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, max);
-}
-
-export function outcomeOf(status: number, body: unknown, headers: Record<string, unknown>, nowMs: number): ApiOutcome {
-  const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-  const productId = text(b.productId, 255);
-  if (status === 201 || status === 200) {
-    if (productId) return { kind: 'registered', productId, replay: status === 200 };
-    return { kind: 'transient', reason: `the API answered ${status} without a productId` };
-  }
-  if (status === 400 || status === 422) {
-    const field = text(b.field, 100);
-    return { kind: 'invalid', reason: text(b.error) ?? `the API rejected the product (${status})`, ...(field ? { field } : {}) };
-  }
-  if (status === 409) {
-    if (productId) return { kind: 'duplicate', productId, reason: text(b.error) ?? 'the seller already has this SKU' };
-    return { kind: 'invalid', reason: text(b.error) ?? 'the API reported a conflict (409) without the existing productId' };
-  }
-  if (status === 429) return { kind: 'throttled', retryAfterMs: parseRetryAfter(headers['retry-after'], nowMs) };
-  const detail = text(b.error, 200);
-  return { kind: 'transient', reason: `the API answered ${status}${detail ? `: ${detail}` : ''}` };
-}
-
 /** A request that got no answer -> transient, with a reason a seller can read. */
-export function outcomeOfError(err: unknown, timeoutMs: number): ApiOutcome {
+export function outcomeOfError(err: unknown, timeoutMs: number): { kind: 'transient'; reason: string } {
   const e = err as { code?: string; message?: string };
   switch (e?.code) {
     case 'ECONNABORTED':
@@ -62,6 +36,6 @@ export function outcomeOfError(err: unknown, timeoutMs: number): ApiOutcome {
     case 'EAI_AGAIN':
       return { kind: 'transient', reason: 'the API host name could not be resolved' };
     default:
-      return { kind: 'transient', reason: `the request to the API failed (${e?.code ?? text(e?.message, 100) ?? 'unknown error'})` };
+      return { kind: 'transient', reason: `the request to the API failed (${e?.code ?? 'unknown error'})` };
   }
 }

@@ -10,6 +10,12 @@
  *   without using an attempt.
  * - 5xx, timeout, connection error: thrown, so BullMQ retries with backoff and the
  *   same Idempotency-Key; the last attempt ends the row as failed with the reason.
+ * - The call itself is the adapter's (marketplace.md): a rule it announces is in
+ *   force before the row is counted; an adapter fault fails that row only.
+ * - A paused seller's row is held aside (delayed, no attempt used) before it asks
+ *   for a permit and again right before its call would leave.
+ * - Unauthorized: one fresh token and one resend with the same key (no attempt);
+ *   refused again, or without tokens, the seller is paused ("credentials rejected").
  */
 import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
@@ -19,6 +25,11 @@ import { writeTogether, type RedisClient } from '../redis.js';
 import type { FinishedRow, Outcome, Permit, PermitAhead, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { ApiOutcome } from '../registration/outcome.js';
+import type { CredentialStore } from '../registration/credentials.js';
+import type { SellerTokens } from '../registration/tokens.js';
+import type { AnnouncedRule } from '../registration/adapter.js';
+import { announceRule } from '../rate-limit/seller-limits.js';
+import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type RegistrationJob } from '../queue.js';
 
@@ -53,11 +64,20 @@ export interface ProcessorDeps {
   permitAheadFor?: (job: Job<RegistrationJob>) => QueueKeys;
   /** Called with the host time a delayed job is due (see wake-kick.ts). */
   onDelayed?: (dueAtMs: number) => void;
+  /** The seller's credentials for the adapter (SELLER_CREDENTIALS_FILE). */
+  credentials?: CredentialStore;
+  /** Present when the adapter fetches tokens: the pool's shared tokens. */
+  tokens?: SellerTokens;
+  /** The pauses in force (read every PAUSE_POLL_MS); absent: nothing is ever paused (bench peers). */
+  pauses?: PauseWatch;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
   onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
 
-export type ProcessorEvent = Outcome | 'permit' | 'delayed' | 'tooMany';
+export type ProcessorEvent = Outcome | 'permit' | 'delayed' | 'tooMany' | 'held' | 'unauthorized';
+
+/** How long a process trusts that the rule it last announced for a seller is the one in Redis (ms): then it writes it again. */
+const RULE_REWRITE_MS = 10_000;
 
 export type ProcessResult = { outcome: Outcome; productId?: string; reason?: string };
 
@@ -89,19 +109,66 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     permitsAhead.set(token, asked);
   }
 
-  /** The row's permit: the one asked ahead for this very job, else one asked now. */
-  async function permitFor(job: Job<RegistrationJob>, token: string | undefined, member: string): Promise<{ permit: Permit; sendId: string }> {
+  /** The permit asked ahead for this very job, if any (taken: asked once). */
+  async function permitAheadOf(job: Job<RegistrationJob>, token: string | undefined): Promise<PermitAhead | undefined> {
     const asked = token === undefined ? undefined : permitsAhead.get(token);
-    if (asked) {
-      permitsAhead.delete(token!);
-      const ahead = await asked;
-      if (ahead && ahead.jobId === job.id) return ahead;
-      // BullMQ hands a job fetched by a completion the token of the finished one, and
-      // permit-next.lua found the job locked with it: another job here means that changed
-      if (ahead) log.warn({ askedFor: ahead.jobId, jobId: job.id }, 'a permit asked ahead was for another job; the row asks for its own');
-    }
+    if (!asked) return undefined;
+    permitsAhead.delete(token!);
+    const ahead = await asked;
+    if (ahead && ahead.jobId === job.id) return ahead;
+    // BullMQ hands a job fetched by a completion the token of the finished one, and
+    // permit-next.lua found the job locked with it: another job here means that changed
+    if (ahead) log.warn({ askedFor: ahead.jobId, jobId: job.id }, 'a permit asked ahead was for another job; the row asks for its own');
+    return undefined;
+  }
+
+  /** The row's permit: the one asked ahead for this very job, else one asked now. */
+  async function permitFor(job: Job<RegistrationJob>, ahead: PermitAhead | undefined, member: string): Promise<{ permit: Permit; sendId: string }> {
+    if (ahead) return ahead;
     const sendId = `${member}#${nonce()}`;
     return { permit: await limiter.acquire(job.data.sellerId, member, sendId), sendId };
+  }
+
+  /** A permit granted and not used: its send is answered now (no row counted), so it stops holding a place ahead. */
+  async function giveBack(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<void> {
+    if (!granted?.permit.granted) return;
+    const { sellerId, uploadId, row } = job.data;
+    await limiter.complete({ sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: granted.sendId }, undefined, deps.uploadRetentionS);
+  }
+
+  /** The seller is paused: the row is set aside, delayed until a resume promotes it (or HELD_RECHECK_MS), no attempt used. */
+  async function hold(job: Job<RegistrationJob>, token: string | undefined, pause: Pause): Promise<never> {
+    deps.onEvent?.('held', job.data.sellerId);
+    log.debug({ sellerId: job.data.sellerId, row: job.data.row, reason: pause.reason }, 'seller paused: row held');
+    if (job.id) await noteHeld(deps.redis, ns, job.data.sellerId, job.queueQualifiedName, job.id);
+    const dueAt = deps.now() + HELD_RECHECK_MS;
+    await job.moveToDelayed(dueAt, token);
+    deps.onDelayed?.(dueAt);
+    throw new DelayedError();
+  }
+
+  /** The marketplace refused the seller's credentials: the seller is paused, the row held. */
+  async function pauseForCredentials(job: Job<RegistrationJob>, token: string | undefined, why: string): Promise<never> {
+    const { sellerId } = job.data;
+    const pause: Pause = { reason: `credentials rejected: ${why}`, by: 'credentials', since: deps.now(), fp: deps.credentials?.fingerprint(sellerId) ?? 'none' };
+    const { pause: inForce, changed } = await pauseSeller(deps.redis, ns, sellerId, pause);
+    deps.pauses?.note(sellerId, inForce);
+    if (changed) log.warn({ sellerId, reason: pause.reason }, 'seller paused: the marketplace refused its credentials; its rows wait until they change or `resume --seller`');
+    return hold(job, token, inForce);
+  }
+
+  /** Rules this process last wrote, by seller, and when. */
+  const announced = new Map<string, { value: string; at: number }>();
+  async function noteRule(sellerId: string, rule: AnnouncedRule): Promise<void> {
+    const value = `${rule.max}/${rule.windowMs}`;
+    const last = announced.get(sellerId);
+    const now = deps.now();
+    if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
+    await announceRule(deps.redis, ns, sellerId, rule);
+    if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
+    announced.delete(sellerId);
+    announced.set(sellerId, { value, at: now });
+    if (announced.size > 10_000) announced.delete(announced.keys().next().value!);
   }
 
   async function uploadCounts(sellerId: string, uploadId: string): Promise<UploadCounts> {
@@ -125,7 +192,23 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const member = rowMember(uploadId, row);
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
-    const { permit, sendId } = await permitFor(job, token, member);
+    const ahead = await permitAheadOf(job, token);
+    const paused = deps.pauses?.of(sellerId);
+    if (paused) {
+      await giveBack(job, ahead);
+      return hold(job, token, paused);
+    }
+    let accessToken: { token: string; renewed: boolean } | undefined;
+    if (deps.tokens) {
+      const t = await deps.tokens.get(sellerId);
+      if (!('token' in t)) await giveBack(job, ahead);
+      if ('rejected' in t) return pauseForCredentials(job, token, t.rejected);
+      if ('waitMs' in t) return delay(job, token, t.waitMs);
+      accessToken = t;
+    }
+
+    const granted = await permitFor(job, ahead, member);
+    const { permit, sendId } = granted;
     deps.onEvent?.('permit', sellerId);
     if (permit.event && log.isLevelEnabled('info')) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
@@ -133,20 +216,48 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (!permit.granted) return delay(job, token, permit.waitMs);
     // a permit for a moment from now (a few ms): its place is reserved
     if (permit.waitMs > 0) await new Promise((r) => setTimeout(r, permit.waitMs + 1));
+    // a pause that came while the permit was asked: the call does not leave
+    const pausedNow = deps.pauses?.of(sellerId);
+    if (pausedNow) {
+      await giveBack(job, granted);
+      return hold(job, token, pausedNow);
+    }
 
     let outcome: ApiOutcome;
     try {
-      outcome = await api.register(sellerId, member, product);
+      outcome = await api.register({
+        sellerId, uploadId, row, idempotencyKey: member, product, attributes: job.data.attributes ?? {},
+        credentials: deps.credentials?.for(sellerId), ...(accessToken ? { token: accessToken.token } : {}), now: deps.now(),
+      });
     } catch (err) {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
     const ids = { sellerId, uploadId, row, member, sendId };
+    // a rule the marketplace announced is in force before this row is counted and any next permit
+    if (outcome.rule) {
+      await noteRule(sellerId, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
+    }
 
     if (outcome.kind === 'throttled') {
       deps.onEvent?.('tooMany', sellerId);
-      const waitMs = await limiter.block(sellerId, outcome.retryAfterMs, sendId);
-      log.warn({ sellerId, uploadId, row, retryAfterMs: outcome.retryAfterMs }, 'the API answered 429: the seller waits for Retry-After');
+      const retryAfterMs = outcome.retryAfterMs ?? permit.windowMs;
+      const waitMs = await limiter.block(sellerId, retryAfterMs, sendId);
+      log.warn({ sellerId, uploadId, row, retryAfterMs }, 'the marketplace answered throttled: the seller waits for its Retry-After');
       return delay(job, token, waitMs);
+    }
+
+    if (outcome.kind === 'unauthorized') {
+      deps.onEvent?.('unauthorized', sellerId);
+      await limiter.complete(ids, undefined, deps.uploadRetentionS);
+      // a token fetched since this call left may be good: one fresh token, one resend with the same key
+      if (deps.tokens && accessToken && !accessToken.renewed) {
+        const t = await deps.tokens.renew(sellerId, accessToken.token);
+        if ('rejected' in t) return pauseForCredentials(job, token, t.rejected);
+        if ('waitMs' in t) return delay(job, token, t.waitMs);
+        log.info({ sellerId, uploadId, row }, 'the marketplace refused the token: the row is sent again with a fresh one');
+        return delay(job, token, 1);
+      }
+      return pauseForCredentials(job, token, outcome.reason);
     }
 
     if (outcome.kind === 'transient') {
@@ -161,7 +272,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     const result: ProcessResult =
       outcome.kind === 'registered' ? { outcome: 'registered', productId: outcome.productId }
-      : outcome.kind === 'duplicate' ? { outcome: 'duplicate', productId: outcome.productId, reason: outcome.reason }
+      : outcome.kind === 'duplicate' ? { outcome: 'duplicate', ...(outcome.productId ? { productId: outcome.productId } : {}), reason: outcome.reason }
+      : outcome.kind === 'fault' ? { outcome: 'failed', reason: outcome.reason }
       : { outcome: 'failed', reason: outcome.field && !outcome.reason.startsWith(outcome.field) ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
     // the count and its job's completion (issued later in this turn) leave in one write,

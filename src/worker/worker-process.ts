@@ -11,6 +11,12 @@ import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
 import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
 import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
+import { loadAdapter } from '../registration/load-adapter.js';
+import { CredentialStore } from '../registration/credentials.js';
+import { Redactor } from '../registration/redactor.js';
+import { SellerTokens } from '../registration/tokens.js';
+import { PauseWatch, resumeSeller } from '../steering/pauses.js';
+import { QueueSet } from '../queue.js';
 import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
@@ -83,7 +89,12 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     counts.clear();
   };
   setInterval(flush, 250).unref();
-  const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs });
+  // the adapter and the credentials were checked by `workers` before the pool started
+  const redactor = new Redactor();
+  if (config.registrationToken) redactor.setSource('REGISTRATION_TOKEN', [config.registrationToken]);
+  const adapter = await loadAdapter(config);
+  const credentials = CredentialStore.open(config.sellerCredentialsFile, redactor, { log, watch: true });
+  const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs, adapter, redactor });
   // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
   const adaptive = config.workerConcurrency !== 'auto' ? undefined : new AdaptiveConcurrency(slots, (now, why) => {
     log.debug({ from: slots, to: now, ...why }, 'jobs at once changed');
@@ -91,6 +102,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     rebalance();
   });
   const api: typeof client = !adaptive ? client : {
+    ...client,
     close: () => {
       adaptive.stop();
       client.close();
@@ -98,13 +110,28 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     // a timeout, a failed connection or a 5xx is no answer time to size the pool by
     register: (...args) => adaptive.track(() => client.register(...args), (outcome) => outcome.kind !== 'transient'),
   };
+  const ns = namespaceOf(config.queuePrefix);
+  const tokens = adapter.tokens ? new SellerTokens({ redis, ns, client, credentials, log, timeoutMs: config.apiTimeoutMs }) : undefined;
+  // pauses (operator's and credentials') are read every PAUSE_POLL_MS; a credentials
+  // pause ends once the seller's credentials in the file are not the ones refused
+  const pauses = opts.makeLimiter ? undefined : new PauseWatch(redis, ns);
+  const heldQueues = QueueSet.on(redis, []);
+  pauses?.onRead((now) => {
+    for (const [sellerId, pause] of now) {
+      if (pause.by !== 'credentials' || sellerId === '*' || credentials.fingerprint(sellerId) === pause.fp) continue;
+      void resumeSeller(redis, ns, sellerId, heldQueues, log, pause)
+        .then((lifted) => lifted && log.info({ sellerId }, 'seller resumed: its credentials changed'))
+        .catch((err: Error) => log.warn({ err, sellerId }, 'could not resume a seller whose credentials changed'));
+    }
+  });
   // On a single Redis the worker's BullMQ commands share the limiter's connection,
   // so a row's count always reaches Redis before its job is finished (countAhead).
   const cluster = config.redisClusterNodes.length > 0;
   // a read of a key that never exists, in each queue's own slot (the nodes the workers block on)
   const kicker = createWakeKicker(() => Promise.all([...workers.keys()].map((prefix) => redis.exists(`${prefix}:wake`))));
   const processor = createProcessor({
-    redis, limiter, api, log,
+    redis, limiter, api, log, credentials, pauses,
+    ...(tokens ? { tokens } : {}),
     countAhead: !cluster,
     // on a single Redis the next row's permit is asked in the write that finishes this one,
     // on the queue the finished row came from (BullMQ fetches the next one from it)
@@ -175,8 +202,11 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       await processor.settled();
       await Promise.race([closed, new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
       kicker.stop();
+      pauses?.stop();
+      credentials.close();
       flush();
       api.close();
+      await heldQueues.close();
       redis.disconnect();
       connection.disconnect();
       process.exit(0);
@@ -194,13 +224,13 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
 
   // Every queue shard: this process's QUEUE_SHARDS, and every queue an upload went to
   // (another QUEUE_SHARDS, an earlier one): none is left without a worker.
-  const ns = namespaceOf(config.queuePrefix);
   const serveAll = async () => {
     if (redis.status !== 'ready') return;
     const prefixes = new Set([...resolveShardPrefixes(config, redis as never), ...(await redis.zrange(queuesKey(ns), '0', '-1'))]);
     for (const prefix of prefixes) if (!workers.has(prefix) && !stopping) startWorker(prefix);
   };
   while (redis.status !== 'ready') await new Promise((r) => redis.once('ready', r));
+  await pauses?.start();
   await serveAll();
   if (workers.size === 0) startWorker(config.queuePrefix);
   setInterval(() => void serveAll().catch((err: Error) => onRedisError(err)), QUEUES_REFRESH_MS).unref();

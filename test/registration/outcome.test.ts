@@ -1,16 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { outcomeOf, outcomeOfError, parseRetryAfter } from '../../src/registration/outcome.js';
+import { outcomeOfError, parseRetryAfter } from '../../src/registration/outcome.js';
+import { builtinAdapter, builtinOutcome, parseRateLimitPolicy } from '../../src/registration/builtin-adapter.js';
+import { checkOutcome, checkRequest, checkTokenOutcome } from '../../src/registration/adapter.js';
 
-describe('response -> outcome (registration-api.md)', () => {
+const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => ({ status, body, headers });
+
+describe('the built-in adapter (registration-api.md)', () => {
   it('maps every response class', () => {
-    expect(outcomeOf(201, { productId: 'P1' }, {}, 0)).toEqual({ kind: 'registered', productId: 'P1', replay: false });
-    expect(outcomeOf(200, { productId: 'P1' }, {}, 0)).toEqual({ kind: 'registered', productId: 'P1', replay: true });
-    expect(outcomeOf(422, { error: 'price too high', field: 'price' }, {}, 0)).toEqual({ kind: 'invalid', reason: 'price too high', field: 'price' });
-    expect(outcomeOf(400, 'garbage', {}, 0)).toMatchObject({ kind: 'invalid' });
-    expect(outcomeOf(409, { error: 'dup', productId: 'P9' }, {}, 0)).toEqual({ kind: 'duplicate', productId: 'P9', reason: 'dup' });
-    expect(outcomeOf(429, {}, { 'retry-after': '3' }, 0)).toEqual({ kind: 'throttled', retryAfterMs: 3000 });
-    expect(outcomeOf(503, { error: 'down' }, {}, 0)).toEqual({ kind: 'transient', reason: 'the API answered 503: down' });
-    expect(outcomeOf(201, {}, {}, 0)).toMatchObject({ kind: 'transient' });
+    expect(builtinOutcome(answer(201, { productId: 'P1' }), 0)).toEqual({ kind: 'registered', productId: 'P1' });
+    expect(builtinOutcome(answer(200, { productId: 'P1' }), 0)).toEqual({ kind: 'registered', productId: 'P1' });
+    expect(builtinOutcome(answer(422, { error: 'price too high', field: 'price' }), 0)).toEqual({ kind: 'invalid', reason: 'price too high', field: 'price' });
+    expect(builtinOutcome(answer(400, 'garbage'), 0)).toMatchObject({ kind: 'invalid' });
+    expect(builtinOutcome(answer(409, { error: 'dup', productId: 'P9' }), 0)).toEqual({ kind: 'duplicate', productId: 'P9', reason: 'dup' });
+    expect(builtinOutcome(answer(429, {}, { 'retry-after': '3' }), 0)).toEqual({ kind: 'throttled', retryAfterMs: 3000 });
+    expect(builtinOutcome(answer(503, { error: 'down' }), 0)).toEqual({ kind: 'transient', reason: 'the API answered 503: down' });
+    expect(builtinOutcome(answer(201, {}), 0)).toMatchObject({ kind: 'transient' });
+    expect(builtinOutcome(answer(401, { error: 'bad key' }), 0)).toEqual({ kind: 'unauthorized', reason: 'the API answered 401: bad key' });
+    expect(builtinOutcome(answer(403, {}), 0)).toEqual({ kind: 'unauthorized', reason: 'the API answered 403' });
+  });
+
+  it('reads the rule announced in RateLimit-Policy, in either draft form', () => {
+    expect(parseRateLimitPolicy('100;w=60')).toEqual({ max: 100, windowMs: 60_000 });
+    expect(parseRateLimitPolicy('"default";q=50;w=2, "day";q=1000;w=86400')).toEqual({ max: 50, windowMs: 2000 });
+    expect(parseRateLimitPolicy('garbage')).toBeUndefined();
+    expect(parseRateLimitPolicy('10')).toBeUndefined();
+    expect(builtinOutcome(answer(201, { productId: 'P1' }, { 'ratelimit-policy': '40;w=1' }), 0)).toEqual({ kind: 'registered', productId: 'P1', rule: { max: 40, windowMs: 1000 } });
+  });
+
+  it('sends the product with the idempotency key and the seller\'s bearer token, the static one otherwise', async () => {
+    const call = { sellerId: 'S 1', uploadId: 'u', row: 2, idempotencyKey: 'u:2', product: { sku: 'a', name: 'n', price: 1, stock: 0, category: 'c' }, attributes: {}, credentials: undefined, now: 0 };
+    const plain = checkRequest(await builtinAdapter().request(call), 'request()');
+    expect(plain).toEqual({ method: 'POST', path: '/sellers/S%201/products', headers: { 'Idempotency-Key': 'u:2' }, body: call.product });
+    const withStatic = await builtinAdapter({ registrationToken: 'static-1' }).request(call);
+    expect(withStatic.headers?.Authorization).toBe('Bearer static-1');
+    const withOwn = await builtinAdapter({ registrationToken: 'static-1' }).request({ ...call, credentials: { token: 'own-2' } });
+    expect(withOwn.headers?.Authorization).toBe('Bearer own-2');
   });
 
   it('reads Retry-After as seconds or an HTTP date, 1 s when missing', () => {
@@ -24,5 +48,31 @@ describe('response -> outcome (registration-api.md)', () => {
     expect(outcomeOfError({ code: 'ECONNABORTED' }, 10_000)).toEqual({ kind: 'transient', reason: 'the API did not answer within 10000 ms' });
     expect(outcomeOfError({ code: 'ECONNRESET' }, 1)).toMatchObject({ reason: expect.stringContaining('dropped') });
     expect(outcomeOfError({ code: 'ECONNREFUSED' }, 1)).toMatchObject({ kind: 'transient' });
+  });
+});
+
+describe('what an adapter returns is checked', () => {
+  it('refuses what is not an outcome, naming what is wrong and never the value', () => {
+    expect(() => checkOutcome(undefined)).toThrow('outcome() returned undefined, not an outcome object');
+    expect(() => checkOutcome({ kind: 'registered' })).toThrow(/without a productId/);
+    expect(() => checkOutcome({ kind: 'ok', secret: 'hunter22' })).toThrow(/not one of registered/);
+    expect(() => checkOutcome({ kind: 'invalid' })).toThrow(/without a reason/);
+    expect(() => checkOutcome({ kind: 'registered', productId: 'P', rule: { max: 0, windowMs: 1 } })).toThrow(/rule/);
+    expect(checkOutcome({ kind: 'registered', productId: 7 })).toEqual({ kind: 'registered', productId: '7' });
+    expect(checkOutcome({ kind: 'throttled' })).toEqual({ kind: 'throttled' });
+  });
+
+  it('refuses a request without a method or a target', () => {
+    expect(() => checkRequest({ path: '/x' }, 'request()')).toThrow(/method/);
+    expect(() => checkRequest({ method: 'post' }, 'request()')).toThrow(/neither path nor url/);
+    expect(() => checkRequest({ method: 'post', url: 'ftp://x' }, 'request()')).toThrow(/http/);
+    expect(checkRequest({ method: 'post', path: '/x', headers: { a: 1 } }, 'request()')).toEqual({ method: 'POST', path: '/x', headers: { a: '1' } });
+  });
+
+  it('takes a token or a refusal from tokenOutcome', () => {
+    expect(checkTokenOutcome({ token: 't', expiresInMs: 60_000 })).toEqual({ token: 't', expiresInMs: 60_000 });
+    expect(checkTokenOutcome({ kind: 'unauthorized', reason: 'bad secret' })).toEqual({ kind: 'unauthorized', reason: 'bad secret' });
+    expect(() => checkTokenOutcome({ token: 't' })).toThrow(/expiresInMs/);
+    expect(() => checkTokenOutcome({ kind: 'registered', productId: 'x' })).toThrow(/expected a token/);
   });
 });

@@ -1,0 +1,187 @@
+/**
+ * Paused sellers (cli.md "Steering uploads", marketplace.md "Tokens and refusals"),
+ * kept in Redis so that a pause survives restarts of the pool and a failover:
+ *
+ * - `{ns}:pauses`  hash  sellerId (or "*": every seller) -> JSON { reason, by, since, fp? }
+ * - `{ns}:held:{sellerId}` set  `{queue prefix}\t{jobId}` of the seller's rows moved
+ *   aside while paused (delayed, no attempt used); `{ns}:held` set: sellers with such rows.
+ *
+ * Each worker process reads the hash every PAUSE_POLL_MS (PauseWatch) and checks
+ * it before asking for a permit and again right before a call leaves: once
+ * `pause` returns, no new call for the seller leaves after PAUSE_POLL_MS plus a
+ * round trip. A resume promotes the held rows at once; a row whose promotion
+ * is missed looks again after HELD_RECHECK_MS.
+ */
+import type { Logger } from '../logger.js';
+import type { RedisClient } from '../redis.js';
+import type { QueueSet } from '../queue.js';
+import { QUEUE_NAME } from '../keys.js';
+
+export const PAUSE_POLL_MS = 100;
+/** How long a held row stays delayed when no resume promotes it (ms): it then looks again. */
+export const HELD_RECHECK_MS = 30_000;
+
+export const ALL = '*';
+
+export interface Pause {
+  reason: string;
+  by: 'operator' | 'credentials';
+  /** ms since the epoch. */
+  since: number;
+  /** For a credentials pause: the fingerprint of the credentials refused (a change of them resumes). */
+  fp?: string;
+}
+
+export const pausesKey = (ns: string) => `${ns}:pauses`;
+export const heldKey = (ns: string, sellerId: string) => `${ns}:held:{${sellerId}}`;
+export const heldIndexKey = (ns: string) => `${ns}:held`;
+
+function parsePause(json: string | null | undefined): Pause | undefined {
+  if (!json) return undefined;
+  try {
+    const p = JSON.parse(json) as Pause;
+    return typeof p?.reason === 'string' ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function readPauses(redis: RedisClient, ns: string): Promise<Map<string, Pause>> {
+  const all = await redis.hgetall(pausesKey(ns));
+  const out = new Map<string, Pause>();
+  for (const [k, v] of Object.entries(all)) {
+    const p = parsePause(v);
+    if (p) out.set(k, p);
+  }
+  return out;
+}
+
+/** The pause in force for a seller: its own, else everyone's. */
+export function pauseOf(pauses: ReadonlyMap<string, Pause>, sellerId: string): Pause | undefined {
+  return pauses.get(sellerId) ?? pauses.get(ALL);
+}
+
+/**
+ * Pauses a seller (or every seller with ALL). An operator's pause replaces any
+ * earlier one; a credentials pause never replaces an operator's. Returns the
+ * pause in force and whether this call set it.
+ */
+export async function pauseSeller(redis: RedisClient, ns: string, sellerId: string, pause: Pause): Promise<{ pause: Pause; changed: boolean }> {
+  const json = JSON.stringify(pause);
+  if (pause.by === 'operator') {
+    const before = parsePause(await redis.hget(pausesKey(ns), sellerId));
+    await redis.hset(pausesKey(ns), sellerId, json);
+    return { pause, changed: before?.reason !== pause.reason || before?.by !== pause.by };
+  }
+  const set = await redis.hsetnx(pausesKey(ns), sellerId, json);
+  if (set === 1) return { pause, changed: true };
+  return { pause: parsePause(await redis.hget(pausesKey(ns), sellerId)) ?? pause, changed: false };
+}
+
+/**
+ * Lifts a seller's pause (or everyone's with ALL), whoever set it, and releases
+ * the rows held aside that are no longer paused. Returns the pause lifted, if any.
+ * `onlyIf`: lift only a pause whose JSON is exactly this (a credentials pause seen
+ * by the caller), so that a newer pause is never lifted by mistake.
+ */
+export async function resumeSeller(
+  redis: RedisClient, ns: string, sellerId: string, queues: QueueSet | undefined, log?: Logger, onlyIf?: Pause,
+): Promise<Pause | undefined> {
+  const json = await redis.hget(pausesKey(ns), sellerId);
+  const pause = parsePause(json);
+  if (!json) {
+    if (queues) await releaseHeld(redis, ns, sellerId === ALL ? undefined : [sellerId], queues, log);
+    return undefined;
+  }
+  if (onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
+  await redis.hdel(pausesKey(ns), sellerId);
+  if (queues) await releaseHeld(redis, ns, sellerId === ALL ? undefined : [sellerId], queues, log);
+  return pause;
+}
+
+/** Notes a row held aside for its seller's pause (before its job is delayed). */
+export async function noteHeld(redis: RedisClient, ns: string, sellerId: string, queueQualifiedName: string, jobId: string): Promise<void> {
+  const prefix = queueQualifiedName.endsWith(`:${QUEUE_NAME}`) ? queueQualifiedName.slice(0, -QUEUE_NAME.length - 1) : queueQualifiedName;
+  await Promise.all([
+    redis.sadd(heldKey(ns, sellerId), `${prefix}\t${jobId}`),
+    redis.sadd(heldIndexKey(ns), sellerId),
+  ]);
+}
+
+/**
+ * Promotes the held rows of `sellers` (undefined: every seller with held rows)
+ * that are not paused any more. Each is taken off its set before it is promoted
+ * (SPOP): a row noted while this runs is either promoted or stays for the next.
+ */
+export async function releaseHeld(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log?: Logger): Promise<number> {
+  const pauses = await readPauses(redis, ns);
+  const candidates = sellers ?? (await redis.smembers(heldIndexKey(ns)));
+  let released = 0;
+  for (const sellerId of candidates) {
+    if (pauseOf(pauses, sellerId)) continue;
+    for (;;) {
+      const batch = (await redis.spop(heldKey(ns, sellerId), 500)) as string[];
+      if (!batch || batch.length === 0) break;
+      await Promise.all(batch.map(async (entry) => {
+        const [prefix, jobId] = entry.split('\t') as [string, string];
+        const job = await queues.get(prefix).getJob(jobId);
+        try {
+          if (job && (await job.isDelayed())) {
+            await job.promote();
+            released++;
+          }
+        } catch (err) {
+          // already promoted or started: nothing to do
+          log?.debug({ err, jobId }, 'a held row was no longer delayed');
+        }
+      }));
+    }
+    await redis.srem(heldIndexKey(ns), sellerId);
+  }
+  return released;
+}
+
+/** A worker process's view of the pauses, read every PAUSE_POLL_MS; the last one read while Redis is away. */
+export class PauseWatch {
+  private pauses = new Map<string, Pause>();
+  private timer: NodeJS.Timeout | undefined;
+  private reading = false;
+  private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
+
+  constructor(private readonly redis: RedisClient, private readonly ns: string) {}
+
+  async start(): Promise<void> {
+    await this.refresh().catch(() => undefined);
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), PAUSE_POLL_MS);
+    this.timer.unref();
+  }
+
+  async refresh(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      this.pauses = await readPauses(this.redis, this.ns);
+      for (const l of this.listeners) l(this.pauses);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  /** Called after each read (e.g. to lift credentials pauses whose credentials changed). */
+  onRead(listener: (pauses: ReadonlyMap<string, Pause>) => void): void {
+    this.listeners.push(listener);
+  }
+
+  of(sellerId: string): Pause | undefined {
+    return this.pauses.size === 0 ? undefined : pauseOf(this.pauses, sellerId);
+  }
+
+  /** Sets a pause here at once, before the next read (the process that paused knows first). */
+  note(sellerId: string, pause: Pause): void {
+    this.pauses = new Map(this.pauses).set(sellerId, pause);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}
