@@ -101,11 +101,12 @@ program
   .command('mock-api')
   .description('serve the registration API (registration-api.md) with its rate rule, for demos and tests')
   .addOption(new Option('--port <p>', 'port (default MOCK_API_PORT, 3000)').argParser(wholeNumber('--port', 0, 65535)))
-  .action((opts: { port?: number }) =>
+  .option('--marketplace', 'serve the marketplace stand-in instead (signed tokens, /v2/products; clients from MOCK_MARKETPLACE_CLIENTS, default S1..S3): for examples/marketplace-adapter.mjs')
+  .action((opts: { port?: number; marketplace?: boolean }) =>
     run(async () => {
       const config = configWith({ MOCK_API_PORT: opts.port });
       const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'mock-api' });
-      return mockApiCommand(config.mockApiPort, config, log);
+      return mockApiCommand(config.mockApiPort, config, log, { marketplace: opts.marketplace });
     }),
   );
 

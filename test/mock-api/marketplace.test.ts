@@ -1,5 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { marketplaceFromEnv } from '../../src/cli/mock-api.js';
 import { MockMarketplace, type MockMarketplaceOptions } from '../../src/mock-api/marketplace.js';
 import { RuleSchedule } from '../../src/mock-api/marketplace-seller.js';
 import { marketplaceProductProblem } from '../../src/mock-api/marketplace-product.js';
@@ -293,5 +298,30 @@ describe('the marketplace stand-in: pure parts', () => {
     expect(marketplaceProductProblem({ ...PRODUCT, stockQuantity: 100_000 })?.field).toBe('stockQuantity');
     expect(marketplaceProductProblem({ ...PRODUCT, mainImageUrl: 'ftp://x' })?.field).toBe('mainImageUrl');
     expect(marketplaceProductProblem({ ...PRODUCT, sellerProductCode: '' })?.field).toBe('sellerProductCode');
+  });
+});
+
+describe('mock-api --marketplace from the environment', () => {
+  const config = loadConfig({ RATE_LIMIT_MAX: '7', RATE_LIMIT_WINDOW_MS: '2000' });
+  const dir = mkdtempSync(join(tmpdir(), 'marketplace-clients-'));
+
+  it('serves S1..S3 with the demo clients by default, under RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS and MOCK_LIMITS', () => {
+    const { sellers } = marketplaceFromEnv(config, { MOCK_LIMITS: 'S2=3/1000' }).stats();
+    expect(Object.keys(sellers)).toEqual(['S1', 'S2', 'S3']);
+    expect(sellers.S1!.announcedRule).toEqual({ max: 7, windowMs: 2000 });
+    expect(sellers.S2!.announcedRule).toEqual({ max: 3, windowMs: 1000 });
+  });
+
+  it('reads the clients from MOCK_MARKETPLACE_CLIENTS, and names the variable when the file is wrong', () => {
+    const good = join(dir, 'clients.json');
+    writeFileSync(good, JSON.stringify({ acme: { clientId: 'acme-id', clientSecret: 'acme-secret' } }));
+    expect(Object.keys(marketplaceFromEnv(config, { MOCK_MARKETPLACE_CLIENTS: good }).stats().sellers)).toEqual(['acme']);
+
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ acme: { clientId: 'acme-id' } }));
+    expect(() => marketplaceFromEnv(config, { MOCK_MARKETPLACE_CLIENTS: bad })).toThrow(/^MOCK_MARKETPLACE_CLIENTS=".*bad\.json" is invalid: clients\.acme must be \{ clientId, clientSecret \}/);
+    writeFileSync(bad, '[1, 2');
+    expect(() => marketplaceFromEnv(config, { MOCK_MARKETPLACE_CLIENTS: bad })).toThrow(/^MOCK_MARKETPLACE_CLIENTS=".*bad\.json" is invalid: /);
+    expect(() => marketplaceFromEnv(config, { MOCK_TOKEN_LIFETIME_MS: '5' })).toThrow(/^MOCK_TOKEN_LIFETIME_MS="5" is invalid/);
   });
 });
