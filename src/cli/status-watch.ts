@@ -51,7 +51,7 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
         label: `${safeText(s.sellerId)} ${u.uploadId.slice(0, 8)}`,
         finished,
         total: u.total,
-        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ETA ${u.done ? '0s' : `${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
+        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
       });
     }
   }

@@ -1,4 +1,5 @@
 /** `bulk-register status [--upload <id>] [--seller <id>] [--wait] [--json]` */
+import { safeText } from './exit.js';
 import type { Config } from '../config.js';
 import { formatDuration } from '../progress/eta.js';
 import { readStatus, statusJson, type StatusReport } from '../progress/status.js';
@@ -97,7 +98,13 @@ export function formatStatus(report: StatusReport): string {
   const lines: string[] = [];
   for (const s of report.sellers) {
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
-    lines.push(`seller ${s.sellerId}  (${s.limit} per ${s.windowMs} ms, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, set by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
+    const rule = `${s.limit} per ${s.windowMs} ms${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
+    if (s.paused) {
+      const by = s.paused.by === 'credentials' ? 'paused' : 'paused by the operator';
+      lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);
+    } else {
+      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, set by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
+    }
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
       const finished = u.registered + u.duplicate + u.failed;
       const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;

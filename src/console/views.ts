@@ -4,19 +4,12 @@
  * `status --json` (cli.md) without renaming any field, so GET /api/uploads and
  * the SSE `status` event carry the same object.
  */
-import { statusJson, type SellerStatus, type UploadStatus } from '../progress/status.js';
+import { statusJson, uploadState } from '../progress/status.js';
 import type { ConsoleSnapshot, FailureGroup } from './snapshot.js';
 
 export type Scope = { kind: 'operator'; sellerId?: string | undefined } | { kind: 'seller'; sellerId: string };
 
-/** data-state of console.md */
-export type UploadState = 'waiting' | 'running' | 'throttled' | 'done';
-
-export function uploadState(u: UploadStatus, seller: SellerStatus | undefined): UploadState {
-  if (u.done) return 'done';
-  if (seller && (seller.nextPermitInMs > 0 || seller.waitingForPermit > 0)) return 'throttled';
-  return u.registered + u.duplicate + u.failed > 0 ? 'running' : 'waiting';
-}
+export { uploadState, type UploadState } from '../progress/status.js';
 
 function grouped(groups: Array<FailureGroup & { sellerId: string }>): Array<FailureGroup & { sellers: number }> {
   const byReason = new Map<string, { count: number; sellers: Set<string> }>();
@@ -51,7 +44,7 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
       .sort((a, b) => Number(active(b.uploadId)) - Number(active(a.uploadId)) || b.createdAt - a.createdAt),
     sellers: json.sellers.map((s) => {
       const pending = uploads.some((u) => u.sellerId === s.sellerId && !u.done);
-      return { ...s, active: pending, throttled: pending && (s.nextPermitInMs > 0 || s.waitingForPermit > 0) };
+      return { ...s, active: pending, throttled: pending && !s.paused && (s.nextPermitInMs > 0 || s.waitingForPermit > 0) };
     }),
     failures,
     ...(scope.kind === 'operator' ? { pool: { up: snapshot.pool.up, expected: snapshot.pool.expected } } : {}),

@@ -8,6 +8,8 @@ import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
+import { pauseOf, readPauses, type Pause } from '../steering/pauses.js';
+import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -37,6 +39,10 @@ export interface SellerStatus {
   pace: Pace;
   /** Sends within the last window + guard: the seller's current rate against its rule. */
   recentSends: number;
+  /** Why the seller's rows are held (its own pause, else everyone's), or null. */
+  paused: Pause | null;
+  /** Where limit and windowMs come from. */
+  ruleSource: RuleSource;
 }
 
 export interface StatusReport {
@@ -109,10 +115,11 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
+  const pauses = await readPauses(redis, ns);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
-    const p = await limiter.peek(sellerId);
+    const [p, ruleSource] = await Promise.all([limiter.peek(sellerId), ruleSourceOf(redis, ns, sellerId)]);
     const pending = pendingOf.get(sellerId)!;
     const { etaMs, pace } = paceOf({
       pending, limit: p.limit, spanMs: p.windowMs + config.rateLimitGuardMs, nextPermitInMs: pending > 0 ? p.nextPermitInMs : 0,
@@ -120,22 +127,35 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     });
     return {
       sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead, etaMs, pace,
-      recentSends: p.recentSends ?? 0,
+      recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });
   return { uploads, sellers };
 }
 
+/** `state` of cli.md's status --json and the console's data-state. */
+export type UploadState = 'waiting' | 'running' | 'throttled' | 'paused' | 'done';
+
+export function uploadState(u: UploadStatus, seller: SellerStatus | undefined): UploadState {
+  if (u.done) return 'done';
+  if (seller?.paused) return 'paused';
+  if (seller && (seller.nextPermitInMs > 0 || seller.waitingForPermit > 0)) return 'throttled';
+  return u.registered + u.duplicate + u.failed > 0 ? 'running' : 'waiting';
+}
+
 /** For `status --json`: exactly the shape of cli.md, plus extra fields that do not rename any. */
 export function statusJson(report: StatusReport) {
+  const bySeller = new Map(report.sellers.map((s) => [s.sellerId, s]));
   return {
     uploads: report.uploads.map((u) => ({
       uploadId: u.uploadId, sellerId: u.sellerId, total: u.total, registered: u.registered, duplicate: u.duplicate,
       failed: u.failed, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid, lost: u.lost,
+      state: uploadState(u, bySeller.get(u.sellerId)),
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
       waitingForPermit: s.waitingForPermit, etaMs: s.etaMs, pace: s.pace, recentSends: s.recentSends,
+      paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
   };
 }

@@ -79,7 +79,7 @@ export async function pauseSeller(redis: RedisClient, ns: string, sellerId: stri
 }
 
 /**
- * Lifts a seller's pause (or everyone's with ALL), whoever set it, and releases
+ * Lifts a seller's pause (with ALL: every pause, everyone's and each seller's), whoever set it, and releases
  * the rows held aside that are no longer paused. Returns the pause lifted, if any.
  * `onlyIf`: lift only a pause whose JSON is exactly this (a credentials pause seen
  * by the caller), so that a newer pause is never lifted by mistake.
@@ -87,15 +87,22 @@ export async function pauseSeller(redis: RedisClient, ns: string, sellerId: stri
 export async function resumeSeller(
   redis: RedisClient, ns: string, sellerId: string, queues: QueueSet | undefined, log?: Logger, onlyIf?: Pause,
 ): Promise<Pause | undefined> {
+  if (sellerId === ALL) {
+    // every pause: everyone's and each seller's own
+    const all = await readPauses(redis, ns);
+    await redis.del(pausesKey(ns));
+    if (queues) await releaseHeld(redis, ns, undefined, queues, log);
+    return all.get(ALL) ?? all.values().next().value;
+  }
   const json = await redis.hget(pausesKey(ns), sellerId);
   const pause = parsePause(json);
   if (!json) {
-    if (queues) await releaseHeld(redis, ns, sellerId === ALL ? undefined : [sellerId], queues, log);
+    if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
     return undefined;
   }
   if (onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
   await redis.hdel(pausesKey(ns), sellerId);
-  if (queues) await releaseHeld(redis, ns, sellerId === ALL ? undefined : [sellerId], queues, log);
+  if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
   return pause;
 }
 

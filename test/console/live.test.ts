@@ -12,7 +12,7 @@ const upload = (sellerId: string, uploadId: string, registered: number, total = 
   pending: total - registered, lost: 0, invalid: 0, done: registered >= total,
 });
 const seller = (sellerId: string, nextPermitInMs = 0): SellerStatus => ({
-  sellerId, nextPermitInMs, limit: 10, windowMs: 2000, waitingForPermit: 0, etaMs: 0, pace: 'rule', recentSends: 3,
+  sellerId, nextPermitInMs, limit: 10, windowMs: 2000, waitingForPermit: 0, etaMs: 0, pace: 'rule', recentSends: 3, paused: null, ruleSource: 'config',
 });
 const snapshot = (registered: number): ConsoleSnapshot => ({
   report: { uploads: [upload('A', 'a1', registered), upload('B', 'b1', 10)], sellers: [seller('A', 500), seller('B')] },

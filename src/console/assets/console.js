@@ -130,7 +130,9 @@ function uploadCard(u, seller) {
   const finished = u.registered + u.duplicate + u.failed;
   const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
   const facts = [];
-  if (!u.done && seller) {
+  if (!u.done && seller && seller.paused) {
+    facts.push(h('span', { 'data-test': 'paused', class: 'error' }, `${t[`pausedBy_${seller.paused.by}`] || t.state_paused}: ${seller.paused.reason}`));
+  } else if (!u.done && seller) {
     facts.push(h('span', { 'data-test': 'next-permit' }, seller.nextPermitInMs > 0 ? `${t.nextPermit} ${duration(seller.nextPermitInMs)}` : t.permitFree));
     const eta = paceText(seller);
     if (eta) facts.push(h('span', { 'data-test': 'eta', 'data-pace': seller.pace }, eta));
@@ -168,11 +170,15 @@ function renderSeller(view) {
 
 /** A seller's section on the operator page: its rule, its rate and its uploads. */
 function sellerSection(s, uploads) {
-  return h('section', { class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0' },
+  return h('section', {
+    class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0',
+    ...(s.paused ? { 'data-paused': s.paused.reason } : {}), 'data-rule-source': s.ruleSource || 'config',
+  },
     h('header', {},
       h('strong', {}, s.sellerId),
-      h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate})`),
-      s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : ''),
+      h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate}; ${t[`ruleFrom_${s.ruleSource || 'config'}`]})`),
+      s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
+      s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : ''),
     h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
 }
 

@@ -1,0 +1,54 @@
+/**
+ * `bulk-register pause --seller <id> | --all [--reason <text>]` and
+ * `bulk-register resume --seller <id> | --all` (cli.md, "Steering uploads").
+ * A pause is kept in Redis; every worker process reads it within PAUSE_POLL_MS.
+ */
+import type { Config } from '../config.js';
+import { SELLER_ID, namespaceOf } from '../keys.js';
+import { connectChecked, createRedis } from '../redis.js';
+import { QueueSet } from '../queue.js';
+import { ALL, PAUSE_POLL_MS, pauseSeller, resumeSeller } from '../steering/pauses.js';
+import { EXIT, UsageError, safeText } from './exit.js';
+
+function target(opts: { seller?: string; all?: boolean }): string {
+  if (opts.all && opts.seller) throw new UsageError('give --seller <id> or --all, not both');
+  if (opts.all) return ALL;
+  if (!opts.seller) throw new UsageError('give --seller <id> or --all');
+  if (!SELLER_ID.test(opts.seller)) throw new UsageError(`seller ${JSON.stringify(opts.seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
+  return opts.seller;
+}
+
+const who = (sellerId: string) => (sellerId === ALL ? 'every seller' : `seller ${sellerId}`);
+
+export async function pauseCommand(opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }, config: Config): Promise<number> {
+  const sellerId = target(opts);
+  const reason = (opts.reason ?? '').trim().slice(0, 200) || 'paused by the operator';
+  const redis = createRedis(config, 'cli');
+  await connectChecked(redis, config);
+  try {
+    const { pause } = await pauseSeller(redis, namespaceOf(config.queuePrefix), sellerId, { reason, by: 'operator', since: Date.now() });
+    // every worker process reads the pauses every PAUSE_POLL_MS: once this returns, no new call leaves
+    await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 20));
+    if (opts.json) process.stdout.write(`${JSON.stringify({ sellerId, paused: pause })}\n`);
+    else process.stdout.write(`${who(sellerId)} paused: ${safeText(pause.reason)}. No new call leaves until \`bulk-register resume ${sellerId === ALL ? '--all' : `--seller ${sellerId}`}\`.\n`);
+    return EXIT.ok;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function resumeCommand(opts: { seller?: string; all?: boolean; json?: boolean }, config: Config): Promise<number> {
+  const sellerId = target(opts);
+  const redis = createRedis(config, 'cli');
+  await connectChecked(redis, config);
+  const queues = QueueSet.on(redis, []);
+  try {
+    const lifted = await resumeSeller(redis, namespaceOf(config.queuePrefix), sellerId, queues);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ sellerId, resumed: lifted !== undefined, was: lifted ?? null })}\n`);
+    else process.stdout.write(lifted ? `${who(sellerId)} resumed (was paused by ${lifted.by}: ${safeText(lifted.reason)}).\n` : `${who(sellerId)} was not paused.\n`);
+    return EXIT.ok;
+  } finally {
+    await queues.close();
+    redis.disconnect();
+  }
+}
