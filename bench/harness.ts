@@ -104,10 +104,12 @@ export function sheetOf(prefix: string, count: number): LoadedSheet {
   const products = sampleProducts(prefix, count);
   return {
     rows: count,
-    valid: products.map((product, i) => ({ row: i + 2, product })),
+    valid: products.map((product, i) => ({ row: i + 2, product, attributes: {} })),
     errors: [],
     warnings: [],
     raw: [],
+    columns: [],
+    extraColumns: [],
     file: `${prefix}.xlsx`,
     sha256: createHash('sha256').update(`${prefix}:${count}:${randomBytes(8).toString('hex')}`).digest('hex'),
   };

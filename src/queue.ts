@@ -11,6 +11,12 @@ export interface RegistrationJob {
   /** The spreadsheet's row number. */
   row: number;
   product: Product;
+  /**
+   * The sheet's extra columns (marketplace.md `attributes`), only when the row
+   * has any. After `product`: permit-next.lua reads sellerId, uploadId and row
+   * from the front of the job's JSON.
+   */
+  attributes?: Record<string, string>;
 }
 
 /** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */

@@ -115,7 +115,8 @@ program
   .description('write an upload template: headers, validation, an example row and instructions')
   .argument('<out>', 'the .xlsx file to write')
   .addOption(new Option('--lang <lang>', 'header language').choices(['ko', 'en']).default('ko'))
-  .action((out: string, opts: { lang: string }) => run(() => templateCommand(out, opts.lang)));
+  .option('--columns <file.json>', "the marketplace's own columns to add after ours: a JSON array of headers or { header, note, example } (default TEMPLATE_COLUMNS_FILE)")
+  .action((out: string, opts: { lang: string; columns?: string }) => run(() => templateCommand(out, opts, configWith())));
 
 program
   .command('report')

@@ -9,8 +9,8 @@ export async function reportCommand(flags: { upload: string; out: string; failed
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   try {
-    const { sellerId, rows } = await readReportRows(redis, config, flags.upload);
-    await writeOut(flags.out, await buildReport(rows, { failedOnly: Boolean(flags.failedOnly) }));
+    const { sellerId, columns, rows } = await readReportRows(redis, config, flags.upload);
+    await writeOut(flags.out, await buildReport(rows, { failedOnly: Boolean(flags.failedOnly), columns }));
     const count = (s: string) => rows.filter((r) => r.status === s).length;
     const written = flags.failedOnly ? count('failed') + count('invalid') : rows.length;
     process.stdout.write(

@@ -1,12 +1,23 @@
-/** `bulk-register template <out.xlsx> [--lang ko|en]` */
+/** `bulk-register template <out.xlsx> [--lang ko|en] [--columns <file.json>]` */
 import { writeFile } from 'node:fs/promises';
+import type { Config } from '../config.js';
 import { buildTemplate, type Lang } from '../report/template.js';
+import { loadTemplateColumns } from '../report/template-columns.js';
 import { EXIT, UsageError } from './exit.js';
 
-export async function templateCommand(out: string, lang: string): Promise<number> {
+/**
+ * @param flags.columns the marketplace's columns file; wins over TEMPLATE_COLUMNS_FILE
+ * @throws ConfigError when the columns file is missing or not a valid list (one sentence)
+ */
+export async function templateCommand(out: string, flags: { lang: string; columns?: string }, config: Pick<Config, 'templateColumnsFile'>): Promise<number> {
+  const { lang } = flags;
   if (lang !== 'ko' && lang !== 'en') throw new UsageError(`--lang ${JSON.stringify(lang)} is invalid: expected ko or en`);
-  await writeOut(out, await buildTemplate(lang as Lang));
-  process.stdout.write(`wrote ${out}: fill in the "${lang === 'ko' ? '상품' : 'products'}" sheet (row 2 is an example) and upload it with \`bulk-register upload ${out} --seller <id>\`\n`);
+  const extra = flags.columns !== undefined
+    ? await loadTemplateColumns(flags.columns, '--columns')
+    : config.templateColumnsFile !== undefined ? await loadTemplateColumns(config.templateColumnsFile, 'TEMPLATE_COLUMNS_FILE') : [];
+  await writeOut(out, await buildTemplate(lang as Lang, extra));
+  const added = extra.length === 0 ? '' : ` (with ${extra.length} marketplace column${extra.length === 1 ? '' : 's'} after ours)`;
+  process.stdout.write(`wrote ${out}${added}: fill in the "${lang === 'ko' ? '상품' : 'products'}" sheet (row 2 is an example) and upload it with \`bulk-register upload ${out} --seller <id>\`\n`);
   return EXIT.ok;
 }
 

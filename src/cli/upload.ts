@@ -38,14 +38,14 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
     const queues = QueueSet.on(connection, resolveShardPrefixes(config, redis as never));
     try {
       // enqueued means on a replica, when there is one
-      summary = await submitUpload({ redis, queues, config, now: Date.now }, flags.seller, sheet, false);
+      summary = await submitUpload({ redis, queues, config, now: Date.now }, flags.seller, sheet, { dryRun: false, config });
     } finally {
       await queues.close();
       connection.disconnect();
       redis.disconnect();
     }
   } else {
-    summary = await submitUpload(undefined, flags.seller, sheet, Boolean(flags.dryRun));
+    summary = await submitUpload(undefined, flags.seller, sheet, { dryRun: Boolean(flags.dryRun), config });
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else printSummary(summary, sheet, Boolean(flags.dryRun));
@@ -57,7 +57,7 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
   return sheet.errors.length > 0 ? EXIT.someInvalid : EXIT.ok;
 }
 
-function printSummary(s: { uploadId: string; sellerId: string; file: string; rows: number; enqueued: number; alreadyUploaded: boolean }, sheet: LoadedSheet, dryRun: boolean) {
+function printSummary(s: UploadSummary, sheet: LoadedSheet, dryRun: boolean) {
   const out: string[] = [];
   const invalidRows = new Set(sheet.errors.map((e) => e.row)).size;
   out.push(`upload ${s.uploadId} for seller ${s.sellerId}: ${safeText(s.file)}`);
@@ -65,7 +65,7 @@ function printSummary(s: { uploadId: string; sellerId: string; file: string; row
   if (dryRun) out.push('  dry run: nothing was enqueued');
   else if (s.alreadyUploaded) out.push('  already uploaded: this file was enqueued before for this seller; nothing new was enqueued');
   else out.push(`  enqueued: ${s.enqueued}`);
-  for (const w of sheet.warnings) out.push(`  warning: ${safeText(w)}`);
+  for (const w of s.warnings) out.push(`  warning: ${safeText(w)}`);
   if (sheet.errors.length > 0) {
     out.push('  invalid rows:');
     for (const e of sheet.errors.slice(0, 200)) out.push(`    row ${e.row}, ${e.column}: ${safeText(e.message)}`);

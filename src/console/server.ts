@@ -11,7 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { UploadRejected } from '../excel/errors.js';
 import { parseSheetBytes } from '../excel/load-sheet.js';
 import { stripControls } from '../excel/parse-products.js';
@@ -23,6 +23,7 @@ import type { QueueSet } from '../queue.js';
 import type { RedisClient } from '../redis.js';
 import { buildReport, readReportRows, UnknownUpload } from '../report/upload-report.js';
 import { buildTemplate } from '../report/template.js';
+import { loadTemplateColumns, type TemplateColumn } from '../report/template-columns.js';
 import { NotReplicated } from '../upload/replicated.js';
 import { submitUpload } from '../upload/submit-upload.js';
 import { isLoopbackHost, operatorSession, sameSecret, verifySellerToken, writeAllowed } from './access.js';
@@ -51,7 +52,7 @@ export interface ConsoleDeps {
 type AccessResult = { ok: true; scope: Scope; tokenInHeader: boolean; expiresAt?: number } | { ok: false; status: 401 | 403; error: string };
 
 class ApiError extends Error {
-  constructor(readonly status: 400 | 401 | 403 | 404 | 413 | 422 | 503, message: string) {
+  constructor(readonly status: 400 | 401 | 403 | 404 | 413 | 422 | 500 | 503, message: string) {
     super(message);
   }
 }
@@ -248,7 +249,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
         throw err;
       }
       try {
-        const summary = await submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, dryRun);
+        const summary = await submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config });
         if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
         return c.json(summary, 200);
       } catch (err) {
@@ -272,7 +273,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     // another seller's upload is as unknown as one that never existed
     if (scope.kind === 'seller' && found.sellerId !== scope.sellerId) throw new ApiError(404, `no upload ${uploadId} is known (it may have expired): check the id.`);
     const failedOnly = c.req.query('failedOnly') === '1' || c.req.query('failedOnly') === 'true';
-    const bytes = await buildReport(found.rows, { failedOnly });
+    const bytes = await buildReport(found.rows, { failedOnly, columns: found.columns });
     const name = `${failedOnly ? 'to-fix' : 'result'}-${found.sellerId}-${uploadId.slice(0, 8)}.xlsx`;
     return c.body(new Uint8Array(bytes), 200, { 'Content-Type': XLSX, 'Content-Disposition': `attachment; filename="${name}"`, 'Cache-Control': 'no-store' });
   });
@@ -280,7 +281,19 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   app.get('/api/template', async (c) => {
     const lang = c.req.query('lang') ?? 'ko';
     if (lang !== 'ko' && lang !== 'en') throw new ApiError(400, `lang ${JSON.stringify(lang.slice(0, 20))} is invalid: expected ko or en.`);
-    const bytes = await buildTemplate(lang);
+    // read on every request: an edit of the file needs no restart
+    let extra: TemplateColumn[] = [];
+    if (config.templateColumnsFile !== undefined) {
+      try {
+        extra = await loadTemplateColumns(config.templateColumnsFile, 'TEMPLATE_COLUMNS_FILE');
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        log.warn({ reason: err.message }, 'template refused: TEMPLATE_COLUMNS_FILE is invalid');
+        // the file's path and contents are the operator's business, not a seller's
+        throw new ApiError(500, 'the template cannot be made: the marketplace columns file set by the operator is invalid (the reason was logged); ask the operator.');
+      }
+    }
+    const bytes = await buildTemplate(lang, extra);
     return c.body(new Uint8Array(bytes), 200, { 'Content-Type': XLSX, 'Content-Disposition': `attachment; filename="bulk-register-template-${lang}.xlsx"` });
   });
 

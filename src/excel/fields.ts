@@ -28,6 +28,18 @@ export function fieldForHeader(text: string): Field | undefined {
   return BY_ALIAS.get(normalizeHeader(text));
 }
 
+/**
+ * The column the failed-only file adds after the seller's columns
+ * (report/upload-report.ts). It is ours, not the marketplace's: an upload
+ * skips it, so that the file goes back as it is once fixed.
+ */
+export const REASON_HEADER = 'reason (ignored on upload)';
+
+/** True for a header the reports add (matched as a field's header is). */
+export function isReportColumn(text: string): boolean {
+  return normalizeHeader(text) === normalizeHeader(REASON_HEADER);
+}
+
 export const TEXT_LIMITS: Partial<Record<Field, { min: number; max: number }>> = {
   sku: { min: 1, max: 50 },
   name: { min: 1, max: 100 },

@@ -1,10 +1,11 @@
 /**
  * The sheet's rules (excel-format.md), pure: header cells and rows in,
- * products, row errors and warnings out. No I/O.
+ * products, the other columns' values (attributes), row errors and warnings
+ * out. No I/O.
  */
 import { UploadRejected } from './errors.js';
 import {
-  FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEXT_LIMITS, WHOLE_LIMITS, fieldForHeader,
+  FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEXT_LIMITS, WHOLE_LIMITS, fieldForHeader, isReportColumn,
   type Field, type Product,
 } from './fields.js';
 import { isEmptyCell, type SheetCell, type SheetData } from './sheet-cell.js';
@@ -12,7 +13,7 @@ import { isEmptyCell, type SheetCell, type SheetData } from './sheet-cell.js';
 export interface RowError {
   /** The spreadsheet's own row number (header = 1). */
   row: number;
-  /** The field's name, as in excel-format.md. */
+  /** The field's name, as in excel-format.md; for another column, its header as written. */
   column: string;
   message: string;
 }
@@ -20,6 +21,26 @@ export interface RowError {
 export interface ParsedRow {
   row: number;
   product: Product;
+  /**
+   * The marketplace's own columns (marketplace.md `attributes`): header as
+   * written -> the cell's text, trimmed; empty cells left out.
+   */
+  attributes: Record<string, string>;
+}
+
+/** One column read from the sheet: one of our fields, or (no `field`) an extra column. */
+export interface SheetColumn {
+  /** The header as written: trimmed, control characters removed. */
+  header: string;
+  field?: Field;
+}
+
+/** One non-empty row as the seller wrote it (cells' display text), for reports. */
+export interface RawRow {
+  row: number;
+  values: Partial<Record<Field, string>>;
+  /** The extra columns' non-empty cells, by header. */
+  extra: Record<string, string>;
 }
 
 export interface ParsedSheet {
@@ -28,8 +49,16 @@ export interface ParsedSheet {
   valid: ParsedRow[];
   errors: RowError[];
   warnings: string[];
-  /** Every non-empty row as the seller wrote it, by field, for reports. */
-  raw: Array<{ row: number; values: Partial<Record<Field, string>> }>;
+  /** Every non-empty row as the seller wrote it, for reports. */
+  raw: RawRow[];
+  /**
+   * The columns read, in the sheet's order: our fields and the extra columns.
+   * Left out: blank headers, a repeated alias of a field (not read), and the
+   * failed-only file's reason column.
+   */
+  columns: SheetColumn[];
+  /** The extra columns' headers, in the sheet's order. */
+  extraColumns: string[];
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -117,21 +146,72 @@ function readField(field: Field, cell: SheetCell | undefined): Check<string | nu
   return readText(field, cell);
 }
 
+/** A 0-based column index as the spreadsheet names it: 0 -> A, 26 -> AA. */
+export function columnLetter(index: number): string {
+  let n = index + 1;
+  let out = '';
+  while (n > 0) {
+    const r = (n - 1) % 26;
+    out = String.fromCharCode(65 + r) + out;
+    n = Math.floor((n - 1) / 26);
+  }
+  return out;
+}
+
+/**
+ * The one warning `upload` (and the console) gives about the extra columns
+ * when the workers use the built-in adapter, which sends none of them;
+ * undefined when there is nothing to say.
+ */
+export function extraColumnsWarning(extraColumns: readonly string[], builtinAdapter: boolean): string | undefined {
+  if (!builtinAdapter || extraColumns.length === 0) return undefined;
+  const many = extraColumns.length > 1;
+  const names = extraColumns.slice(0, 20).map(quote).join(', ') + (extraColumns.length > 20 ? ` and ${extraColumns.length - 20} more` : '');
+  return `column${many ? 's' : ''} ${names} ${many ? 'are' : 'is'} kept in the reports but not sent: the built-in adapter sends only the fields of the template (${FIELDS.join(', ')}); set REGISTRATION_ADAPTER to send ${many ? 'them' : 'it'}.`;
+}
+
+/** An extra column's cell: its text for the adapter, or why the row cannot use it. */
+function readExtra(header: string, cell: SheetCell | undefined): Check<string> {
+  if (!cell || isEmptyCell(cell)) return { ok: true, value: undefined };
+  if (cell.kind === 'date') return { ok: false, message: `${quote(header)} holds a date; dates are not valid values, type the text instead` };
+  if (cell.kind === 'error') return { ok: false, message: `${quote(header)} holds ${cell.text}` };
+  const text = stripControls(displayText(cell)).trim();
+  return { ok: true, value: text === '' ? undefined : text };
+}
+
 /**
  * Applies every rule of excel-format.md.
- * @throws UploadRejected for whole-file problems (missing column, no products, too many rows).
+ * @throws UploadRejected for whole-file problems (missing column, two columns
+ *   with the same header, no products, too many rows).
  */
 export function parseProducts(sheet: SheetData): ParsedSheet {
   const columns = new Map<Field, number>();
   const warnings: string[] = [];
-  const unknown: string[] = [];
+  const layout: SheetColumn[] = [];
+  const extras: Array<{ header: string; index: number }> = [];
+  // header text compared ignoring case and surrounding spaces -> its column
+  const headed = new Map<string, number>();
   sheet.header.forEach((cell, index) => {
     const text = stripControls(displayText(cell)).trim();
-    if (text === '') return;
+    if (text === '' || isReportColumn(text)) return;
+    const key = text.normalize('NFC').toLowerCase();
+    const earlier = headed.get(key);
+    if (earlier !== undefined) {
+      throw new UploadRejected(
+        `the sheet has two columns headed ${quote(text)} (columns ${columnLetter(earlier)} and ${columnLetter(index)}): remove one or give it another header, and upload again.`,
+      );
+    }
+    headed.set(key, index);
     const field = fieldForHeader(text);
-    if (!field) unknown.push(text);
-    else if (columns.has(field)) warnings.push(`column ${quote(text)} repeats the ${field} column; only the first one is read.`);
-    else columns.set(field, index);
+    if (!field) {
+      extras.push({ header: text, index });
+      layout.push({ header: text });
+    } else if (columns.has(field)) {
+      warnings.push(`column ${quote(text)} repeats the ${field} column; only the first one is read.`);
+    } else {
+      columns.set(field, index);
+      layout.push({ header: text, field });
+    }
   });
   const missing = REQUIRED.filter((f) => !columns.has(f));
   if (missing.length > 0) {
@@ -139,9 +219,6 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     throw new UploadRejected(
       `the sheet "${stripControls(sheet.sheetName)}" has no ${names} column${missing.length > 1 ? 's' : ''} in row 1: add the header${missing.length > 1 ? 's' : ''} (see the template) and upload again.`,
     );
-  }
-  if (unknown.length > 0) {
-    warnings.push(`unknown column${unknown.length > 1 ? 's' : ''} ignored: ${unknown.slice(0, 20).map(quote).join(', ')}${unknown.length > 20 ? ', ...' : ''}.`);
   }
 
   const productRows = sheet.rows;
@@ -174,7 +251,21 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
         product[field] = check.value;
       }
     }
-    raw.push({ row, values });
+    const extra: Record<string, string> = {};
+    const attributes: Record<string, string> = {};
+    for (const { header, index } of extras) {
+      const cell = cells[index];
+      if (isEmptyCell(cell)) continue;
+      extra[header] = displayText(cell);
+      const check = readExtra(header, cell);
+      if (!check.ok) {
+        errors.push({ row, column: header, message: check.message });
+        rowOk = false;
+      } else if (check.value !== undefined) {
+        attributes[header] = check.value;
+      }
+    }
+    raw.push({ row, values, extra });
     const sku = typeof product.sku === 'string' ? product.sku : undefined;
     if (sku !== undefined) {
       const first = firstSeen.get(sku);
@@ -185,7 +276,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
         firstSeen.set(sku, row);
       }
     }
-    if (rowOk) valid.push({ row, product: product as unknown as Product });
+    if (rowOk) valid.push({ row, product: product as unknown as Product, attributes });
   }
-  return { rows: productRows.length, valid, errors, warnings, raw };
+  return { rows: productRows.length, valid, errors, warnings, raw, columns: layout, extraColumns: extras.map((e) => e.header) };
 }

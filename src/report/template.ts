@@ -1,6 +1,11 @@
-/** The upload template: headers, a frozen header row, widths, validation, an example row and instructions. */
+/**
+ * The upload template: headers, a frozen header row, widths, validation, an
+ * example row and instructions; then the marketplace's own columns, if any
+ * (template-columns.ts), with their notes.
+ */
 import ExcelJS from 'exceljs';
 import { ALIASES, FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEXT_LIMITS, WHOLE_LIMITS, type Field, type Product } from '../excel/fields.js';
+import type { TemplateColumn } from './template-columns.js';
 
 export type Lang = 'ko' | 'en';
 
@@ -26,12 +31,21 @@ export function headerFor(field: Field, lang: Lang): string {
 
 const WIDTHS: Record<Field, number> = { sku: 16, name: 32, price: 12, stock: 10, category: 14, brand: 14, description: 40, imageUrl: 40 };
 
-export async function buildTemplate(lang: Lang): Promise<Buffer> {
+const MARKETPLACE_NOTE: Record<Lang, string> = {
+  en: "The marketplace's own column: passed on as written.",
+  ko: '마켓 고유 항목: 입력한 그대로 전달됩니다.',
+};
+
+/** @param extra the marketplace's own columns, after ours (headers checked by loadTemplateColumns) */
+export async function buildTemplate(lang: Lang, extra: readonly TemplateColumn[] = []): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
   const ws = wb.addWorksheet(lang === 'ko' ? '상품' : 'products', { views: [{ state: 'frozen', ySplit: 1 }] });
-  ws.columns = FIELDS.map((f) => ({ header: headerFor(f, lang), key: f, width: WIDTHS[f] }));
+  ws.columns = [
+    ...FIELDS.map((f) => ({ header: headerFor(f, lang), key: f, width: WIDTHS[f] })),
+    ...extra.map((c, i) => ({ header: c.header, key: `extra${i}`, width: Math.min(40, Math.max(14, [...c.header].length + 4)) })),
+  ];
   ws.getRow(1).font = { bold: true };
-  ws.addRow(FIELDS.map((f) => EXAMPLE[f] ?? ''));
+  ws.addRow([...FIELDS.map((f) => EXAMPLE[f] ?? ''), ...extra.map((c) => c.example ?? '')]);
   const last = MAX_PRODUCT_ROWS + 1;
   for (const field of ['price', 'stock'] as const) {
     const col = FIELDS.indexOf(field) + 1;
@@ -55,6 +69,8 @@ export async function buildTemplate(lang: Lang): Promise<Buffer> {
   info.columns = [{ width: 18 }, { width: 12 }, { width: 90 }];
   info.addRow(lang === 'ko' ? ['항목', '필수', '규칙'] : ['column', 'required', 'rule']).font = { bold: true };
   for (const f of FIELDS) info.addRow([headerFor(f, lang), REQUIRED.includes(f) ? (lang === 'ko' ? '예' : 'yes') : (lang === 'ko' ? '아니오' : 'no'), RULES[f][lang]]);
+  // not checked here: whether the marketplace requires them is its own rule
+  for (const c of extra) info.addRow([c.header, '', c.note ?? MARKETPLACE_NOTE[lang]]);
   info.addRow([]);
   const notes = lang === 'ko'
     ? ['한 파일에 최대 500개 상품. 2행의 예시는 지우거나 덮어쓰세요.', '빈 행은 건너뜁니다. 날짜는 어느 항목에도 쓸 수 없습니다.', '영문 또는 한글 머리글 모두 인식됩니다.']

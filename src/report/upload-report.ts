@@ -1,13 +1,15 @@
 /**
  * The per-row processing report of one upload: the rows as the seller wrote
- * them, a status (registered, duplicate, failed, invalid, pending), the
- * productId and the reason. `failedOnly` writes the rows to fix, in the upload
- * format, ready to correct and upload again.
+ * them (every column the upload read, the extra ones too, in the sheet's
+ * order and under the sheet's headers), a status (registered, duplicate,
+ * failed, invalid, pending), the productId and the reason. `failedOnly`
+ * writes the rows to fix, in the upload format, ready to correct and upload
+ * again as it is.
  */
 import ExcelJS from 'exceljs';
 import type { Config } from '../config.js';
-import { FIELDS, type Field } from '../excel/fields.js';
-import type { RowError } from '../excel/parse-products.js';
+import { FIELDS, REASON_HEADER, type Field } from '../excel/fields.js';
+import type { RowError, SheetColumn } from '../excel/parse-products.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 
@@ -16,6 +18,8 @@ export type RowStatus = 'registered' | 'duplicate' | 'failed' | 'invalid' | 'pen
 export interface ReportRow {
   row: number;
   values: Partial<Record<Field, string>>;
+  /** The extra columns' cells, by header. */
+  extra?: Record<string, string>;
   status: RowStatus;
   productId?: string;
   reason?: string;
@@ -25,7 +29,26 @@ export class UnknownUpload extends Error {
   override readonly name = 'UnknownUpload';
 }
 
-export async function readReportRows(redis: RedisClient, config: Config, uploadId: string): Promise<{ sellerId: string; file: string; rows: ReportRow[] }> {
+/** The columns of uploads stored before the sheet's own columns were kept: every field, by its name. */
+export const FIELD_COLUMNS: readonly SheetColumn[] = FIELDS.map((field) => ({ header: field, field }));
+
+/** The sheet as enqueue-upload.ts stores it; `columns` and `extra` are absent in older uploads. */
+interface StoredSheet {
+  raw: Array<{ row: number; values: Partial<Record<Field, string>>; extra?: Record<string, string> }>;
+  errors: RowError[];
+  columns?: SheetColumn[];
+}
+
+export interface UploadRows {
+  sellerId: string;
+  file: string;
+  /** The sheet's columns in its order (FIELD_COLUMNS for uploads stored without them). */
+  columns: readonly SheetColumn[];
+  rows: ReportRow[];
+}
+
+/** @throws UnknownUpload when the upload is unknown or its rows have expired. */
+export async function readReportRows(redis: RedisClient, config: Config, uploadId: string): Promise<UploadRows> {
   const ns = namespaceOf(config.queuePrefix);
   const member = (await redis.zrange(uploadIndexKey(ns), '0', '-1')).find((m) => m.endsWith(`/${uploadId}`));
   if (!member) throw new UnknownUpload(`no upload ${uploadId} is known (it may have expired): check the id with \`bulk-register status\`.`);
@@ -33,18 +56,20 @@ export async function readReportRows(redis: RedisClient, config: Config, uploadI
   const keys = uploadKeys(ns, sellerId, uploadId);
   const [sheetJson, results, file] = await Promise.all([redis.get(keys.sheet), redis.hgetall(keys.rows), redis.hget(keys.upload, 'file')]);
   if (!sheetJson) throw new UnknownUpload(`upload ${uploadId} has expired: its rows are no longer kept.`);
-  const sheet = JSON.parse(sheetJson) as { raw: Array<{ row: number; values: Partial<Record<Field, string>> }>; errors: RowError[] };
+  const sheet = JSON.parse(sheetJson) as StoredSheet;
   const errorsByRow = new Map<number, RowError[]>();
   for (const e of sheet.errors) errorsByRow.set(e.row, [...(errorsByRow.get(e.row) ?? []), e]);
-  const rows = sheet.raw.map(({ row, values }): ReportRow => {
+  const rows = sheet.raw.map(({ row, values, extra }): ReportRow => {
+    const cells = { row, values, ...(extra ? { extra } : {}) };
     const errors = errorsByRow.get(row);
-    if (errors) return { row, values, status: 'invalid', reason: errors.map((e) => e.message).join('; ') };
+    if (errors) return { ...cells, status: 'invalid', reason: errors.map((e) => e.message).join('; ') };
     const result = results[String(row)];
-    if (!result) return { row, values, status: 'pending' };
+    if (!result) return { ...cells, status: 'pending' };
     const r = JSON.parse(result) as { status: RowStatus; productId?: string; reason?: string };
-    return { row, values, status: r.status, ...(r.productId ? { productId: r.productId } : {}), ...(r.reason ? { reason: r.reason } : {}) };
+    return { ...cells, status: r.status, ...(r.productId ? { productId: r.productId } : {}), ...(r.reason ? { reason: r.reason } : {}) };
   });
-  return { sellerId, file: file ?? '', rows };
+  const columns = sheet.columns && sheet.columns.length > 0 ? sheet.columns : FIELD_COLUMNS;
+  return { sellerId, file: file ?? '', columns, rows };
 }
 
 /** Strings only: a cell is never written as a formula, whatever it starts with. */
@@ -52,22 +77,36 @@ function text(value: string | undefined): string {
   return value ?? '';
 }
 
-export async function buildReport(rows: ReportRow[], opts: { failedOnly: boolean }): Promise<Buffer> {
+/** A row's cell in one of the sheet's columns. */
+function cellOf(r: ReportRow, column: SheetColumn): string {
+  return text(column.field ? r.values[column.field] : r.extra?.[column.header]);
+}
+
+/**
+ * The result workbook: `row`, the sheet's columns, `status`, `productId`,
+ * `reason`. With `failedOnly`, the failed and invalid rows under the sheet's
+ * own columns, then REASON_HEADER, which an upload skips.
+ * @param columns the sheet's columns in its order (readReportRows); default: every field by name
+ */
+export async function buildReport(rows: ReportRow[], opts: { failedOnly: boolean; columns?: readonly SheetColumn[] }): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
   const ws = wb.addWorksheet('products', { views: [{ state: 'frozen', ySplit: 1 }] });
   const chosen = opts.failedOnly ? rows.filter((r) => r.status === 'failed' || r.status === 'invalid') : rows;
+  const columns = opts.columns ?? FIELD_COLUMNS;
+  // headers as the seller wrote them; the keys only need to be distinct
+  const sheetColumns = columns.map((c, i) => ({ header: c.header, key: `c${i}`, width: 16 }));
   if (opts.failedOnly) {
-    ws.columns = [...FIELDS.map((f) => ({ header: f, key: f, width: 16 })), { header: 'reason', key: 'reason', width: 60 }];
-    for (const r of chosen) ws.addRow([...FIELDS.map((f) => text(r.values[f])), text(r.reason)]);
+    ws.columns = [...sheetColumns, { header: REASON_HEADER, key: 'reason', width: 60 }];
+    for (const r of chosen) ws.addRow([...columns.map((c) => cellOf(r, c)), text(r.reason)]);
   } else {
     ws.columns = [
       { header: 'row', key: 'row', width: 6 },
-      ...FIELDS.map((f) => ({ header: f, key: f, width: 16 })),
+      ...sheetColumns,
       { header: 'status', key: 'status', width: 12 },
       { header: 'productId', key: 'productId', width: 22 },
       { header: 'reason', key: 'reason', width: 60 },
     ];
-    for (const r of chosen) ws.addRow([r.row, ...FIELDS.map((f) => text(r.values[f])), r.status, text(r.productId), text(r.reason)]);
+    for (const r of chosen) ws.addRow([r.row, ...columns.map((c) => cellOf(r, c)), r.status, text(r.productId), text(r.reason)]);
   }
   ws.getRow(1).font = { bold: true };
   // exceljs writes JS strings as text cells (never formulas); keep it so explicitly

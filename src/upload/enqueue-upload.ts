@@ -28,6 +28,16 @@ export interface EnqueueResult {
 
 const BULK = 250;
 
+/**
+ * What the reports read back (report/upload-report.ts): every row as written,
+ * the row errors, and the sheet's columns in order. Uploads stored before the
+ * extra columns have neither `columns` nor `extra`.
+ */
+function storedSheet(sheet: LoadedSheet): string {
+  const raw = sheet.raw.map(({ row, values, extra }) => (Object.keys(extra).length > 0 ? { row, values, extra } : { row, values }));
+  return JSON.stringify({ raw, errors: sheet.errors, columns: sheet.columns });
+}
+
 export async function enqueueUpload(
   deps: { redis: RedisClient; queues: QueueSet; config: Config; now: () => number },
   sellerId: string,
@@ -52,7 +62,7 @@ export async function enqueueUpload(
       invalid: new Set(sheet.errors.map((e) => e.row)).size, createdAt, queue: prefix,
     })
     .expire(keys.upload, retention)
-    .set(keys.sheet, JSON.stringify({ raw: sheet.raw, errors: sheet.errors }), 'EX', retention)
+    .set(keys.sheet, storedSheet(sheet), 'EX', retention)
     .exec();
   await redis.zadd(uploadIndexKey(ns), createdAt, `${sellerId}/${uploadId}`);
   await redis.zremrangebyscore(uploadIndexKey(ns), '-inf', createdAt - retention * 1000);
@@ -67,9 +77,10 @@ export async function enqueueUpload(
   const first = await reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length);
   for (let i = 0; i < sheet.valid.length; i += BULK) {
     await queue.addBulk(
-      sheet.valid.slice(i, i + BULK).map(({ row, product }, j) => ({
+      sheet.valid.slice(i, i + BULK).map(({ row, product, attributes }, j) => ({
         name: 'register',
-        data: { sellerId, uploadId, row, product },
+        // this key order: permit-next.lua reads sellerId, uploadId and row from the front of the JSON
+        data: { sellerId, uploadId, row, product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
         opts: { ...options, priority: rowPriority(first, i + j, sheet.valid.length), jobId: jobIdFor(uploadId, row) },
       })),
     );

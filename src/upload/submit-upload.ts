@@ -6,7 +6,7 @@
 import type { Config } from '../config.js';
 import { namespaceOf, replicaCheckKey } from '../keys.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
-import type { RowError } from '../excel/parse-products.js';
+import { extraColumnsWarning, type RowError } from '../excel/parse-products.js';
 import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
 import { enqueueUpload, uploadIdFor } from './enqueue-upload.js';
@@ -33,12 +33,20 @@ export interface SubmitDeps {
   now: () => number;
 }
 
+export interface SubmitOptions {
+  dryRun: boolean;
+  /** REGISTRATION_ADAPTER: unset means the built-in adapter, which sends no extra column (one warning says so). */
+  config: Pick<Config, 'registrationAdapter'>;
+}
+
 /**
  * Enqueues the sheet's valid rows (unless `dryRun`, or none is valid) and, when
- * the master has replicas, waits for one to confirm them.
+ * the master has replicas, waits for one to confirm them. The summary's
+ * warnings are the sheet's and the one about extra columns the adapter drops.
  * @throws NotReplicated when no replica confirmed in time (the rows are on the master).
  */
-export async function submitUpload(deps: SubmitDeps | undefined, sellerId: string, sheet: LoadedSheet, dryRun: boolean): Promise<UploadSummary> {
+export async function submitUpload(deps: SubmitDeps | undefined, sellerId: string, sheet: LoadedSheet, opts: SubmitOptions): Promise<UploadSummary> {
+  const { dryRun } = opts;
   let uploadId = uploadIdFor(sellerId, sheet.sha256);
   let enqueued = 0;
   let alreadyUploaded = false;
@@ -51,9 +59,10 @@ export async function submitUpload(deps: SubmitDeps | undefined, sellerId: strin
     const ns = namespaceOf(deps.config.queuePrefix);
     await confirmOnReplica(deps.redis, deps.queues.get(prefix), { seller: replicaCheckKey(ns, sellerId), queue: `${prefix}:replica-check` });
   }
+  const notSent = extraColumnsWarning(sheet.extraColumns, !opts.config.registrationAdapter);
   return {
     uploadId, sellerId, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,
-    errors: sheet.errors, warnings: sheet.warnings,
+    errors: sheet.errors, warnings: notSent === undefined ? sheet.warnings : [...sheet.warnings, notSent],
     ...(dryRun ? { dryRun: true as const, valid: sheet.valid.length } : {}),
   };
 }

@@ -5,7 +5,7 @@ const started = process.hrtime.bigint();
 let result;
 try {
   const s = await loadSheet(process.argv[2]);
-  result = { ok: true, rows: s.rows, valid: s.valid.length, errors: s.errors.slice(0, 5), errorCount: s.errors.length, warnings: s.warnings };
+  result = { ok: true, rows: s.rows, valid: s.valid.length, errors: s.errors.slice(0, 5), errorCount: s.errors.length, warnings: s.warnings, extraColumns: s.extraColumns.length };
 } catch (err) {
   result = { ok: false, name: err.name, message: err.message };
 }

@@ -26,7 +26,8 @@ describe('bulk-register template', () => {
       const parsed = await parseSheetBytes(bytes, 'template.xlsx');
       expect(parsed.errors).toEqual([]);
       expect(parsed.warnings).toEqual([]);
-      expect(parsed.valid).toEqual([{ row: 2, product: EXAMPLE }]);
+      expect(parsed.valid).toEqual([{ row: 2, product: EXAMPLE, attributes: {} }]);
+      expect(parsed.extraColumns).toEqual([]);
     });
   }
 });

@@ -23,8 +23,8 @@ const ROWS = 20;
 
 function sheetOf(seller: string, count: number): LoadedSheet {
   return {
-    rows: count, errors: [], warnings: [], raw: [], file: `${seller}.xlsx`,
-    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product })),
+    rows: count, errors: [], warnings: [], raw: [], columns: [], extraColumns: [], file: `${seller}.xlsx`,
+    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
     sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
   };
 }

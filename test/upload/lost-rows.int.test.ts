@@ -33,10 +33,10 @@ afterAll(async () => {
 });
 
 function sheetOf(seller: string, count: number): LoadedSheet {
-  const valid = sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product }));
+  const valid = sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} }));
   return {
-    rows: count, errors: [], warnings: [], file: `${seller}.xlsx`, valid,
-    raw: valid.map(({ row, product }) => ({ row, values: { sku: product.sku } })),
+    rows: count, errors: [], warnings: [], file: `${seller}.xlsx`, valid, columns: [], extraColumns: [],
+    raw: valid.map(({ row, product }) => ({ row, values: { sku: product.sku }, extra: {} })),
     sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
   } as LoadedSheet;
 }
