@@ -15,6 +15,7 @@ import { templateCommand } from './template.js';
 import { reportCommand } from './report.js';
 import { limitsCommand } from './limits.js';
 import { consoleCommand, consoleLinkCommand } from './console.js';
+import { pauseCommand, resumeCommand } from './steer.js';
 
 dotenv.config({ quiet: true });
 
@@ -141,6 +142,23 @@ limits
   .command('reset')
   .argument('<seller>', 'the seller')
   .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
+
+program
+  .command('pause')
+  .description('hold a seller (or every seller): no new call leaves until resume; rows stay pending and use no attempt')
+  .option('--seller <id>', 'the seller to hold')
+  .option('--all', 'hold every seller')
+  .option('--reason <text>', 'why, shown in status and the console')
+  .option('--json', 'print one JSON object on stdout')
+  .action((opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }) => run(() => pauseCommand(opts, configWith())));
+
+program
+  .command('resume')
+  .description('lift a pause, whoever set it (the operator, or the pool when the marketplace refused the credentials)')
+  .option('--seller <id>', 'the seller to release')
+  .option('--all', 'lift the pause of every seller')
+  .option('--json', 'print one JSON object on stdout')
+  .action((opts: { seller?: string; all?: boolean; json?: boolean }) => run(() => resumeCommand(opts, configWith())));
 
 const consoleCmd = program
   .command('console')

@@ -121,6 +121,14 @@ export async function noteHeld(redis: RedisClient, ns: string, sellerId: string,
  * (SPOP): a row noted while this runs is either promoted or stays for the next.
  */
 export async function releaseHeld(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log?: Logger): Promise<number> {
+  const released = await releaseOnce(redis, ns, sellers, queues, log);
+  // a process that read the pauses just before the resume may still hold a row for up to
+  // PAUSE_POLL_MS: a second sweep once every process has read the resume releases it too
+  await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
+  return released + (await releaseOnce(redis, ns, sellers, queues, log));
+}
+
+async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log?: Logger): Promise<number> {
   const pauses = await readPauses(redis, ns);
   const candidates = sellers ?? (await redis.smembers(heldIndexKey(ns)));
   let released = 0;

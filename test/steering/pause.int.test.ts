@@ -1,0 +1,121 @@
+/**
+ * pause/resume with real worker processes against the mock API: once `pause`
+ * returns, no call for the seller arrives at the API more than 200 ms later (in a
+ * loop: this is timing), other sellers keep flowing, the rows stay pending with
+ * no attempt used, the pause outlives a restart of the pool, and after resume
+ * every row is registered once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, type Running } from '../helpers/cli.js';
+import { startStage, type Stage } from '../helpers/pipeline.js';
+import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+
+let stage: Stage;
+let pool: Running;
+const dir = mkdtempSync(join(tmpdir(), 'br-pause-'));
+/** The most a call for a paused seller may arrive after `pause` returned (cli.md). */
+const GRACE_MS = 200;
+
+type Api = Awaited<ReturnType<Stage['stats']>>;
+const arrivals = (s: Api, seller: string) => (s.sellers[seller]?.times ?? []) as number[];
+
+async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function uploadOf(seller: string, count: number): Promise<string> {
+  const file = join(dir, `${seller}.xlsx`);
+  writeFileSync(file, await buildProductSheet(sampleProducts(seller, count)));
+  const res = await runCli(['upload', file, '--seller', seller, '--json'], stage.env);
+  expect(res.code).toBe(0);
+  return JSON.parse(res.stdout).uploadId;
+}
+
+beforeAll(async () => {
+  stage = await startStage(
+    { RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '100', QUEUE_PREFIX: '{pause}' },
+    { MOCK_LATENCY_MS: '20-80' },
+  );
+  pool = stage.pool(4);
+  await pool.waitFor(/worker process ready/);
+}, 60_000);
+
+afterAll(async () => {
+  await stage?.stop();
+});
+
+describe('pause and resume', () => {
+  it('stops a seller\'s calls within 200 ms of pause returning, every time, while the others flow, and fails no row', async () => {
+    const big = await uploadOf('BIG', 500);
+    const other = await uploadOf('OTHER', 400);
+    const late: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      const before = arrivals(await stage.stats(), 'BIG').length;
+      await until('BIG flowing', async () => arrivals(await stage.stats(), 'BIG').length >= before + 15, 30_000);
+      const paused = await runCli(['pause', '--seller', 'BIG', '--reason', `maintenance ${round}`], stage.env);
+      const returnedAt = Date.now();
+      expect(paused.code).toBe(0);
+      expect(paused.stdout).toMatch(/seller BIG paused: maintenance/);
+      const otherBefore = arrivals(await stage.stats(), 'OTHER').length;
+      await new Promise((r) => setTimeout(r, 1200));
+      const s = await stage.stats();
+      late.push(arrivals(s, 'BIG').filter((t) => t > returnedAt + GRACE_MS).length);
+      const status = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout);
+      const seller = status.sellers.find((x: { sellerId: string }) => x.sellerId === 'BIG');
+      expect(seller.paused).toMatchObject({ reason: `maintenance ${round}`, by: 'operator' });
+      expect(status.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ state: 'paused', failed: 0, done: false });
+      if (round === 2) {
+        // the pause outlives the pool
+        await pool.stop('SIGTERM');
+        pool = stage.pool(4);
+        await pool.waitFor(/worker process ready/);
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(arrivals(await stage.stats(), 'BIG').filter((t) => t > returnedAt + GRACE_MS)).toEqual([]);
+      } else if (arrivals(await stage.stats(), 'OTHER').length < 400) {
+        expect(arrivals(await stage.stats(), 'OTHER').length).toBeGreaterThan(otherBefore);
+      }
+      const resumed = await runCli(['resume', '--seller', 'BIG'], stage.env);
+      expect(resumed.stdout).toMatch(/seller BIG resumed \(was paused by operator: maintenance/);
+    }
+    expect(late).toEqual([0, 0, 0, 0]);
+    const done = await runCli(['status', '--wait', '--json'], stage.env, 120_000);
+    const end = JSON.parse(done.stdout);
+    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ registered: 500, failed: 0, pending: 0 });
+    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === other)).toMatchObject({ registered: 400, failed: 0, pending: 0 });
+    const api = await stage.stats();
+    expect(api.sellers.BIG).toMatchObject({ registered: 500, tooMany: 0 });
+    expect(api.sellers.OTHER).toMatchObject({ registered: 400, tooMany: 0 });
+  }, 240_000);
+
+  it('pause --all holds every seller until resume --all', async () => {
+    await uploadOf('A1', 200);
+    const before = await stage.stats();
+    const paused = await runCli(['pause', '--all'], stage.env);
+    const returnedAt = Date.now();
+    expect(paused.stdout).toMatch(/every seller paused/);
+    await new Promise((r) => setTimeout(r, 1000));
+    const during = await stage.stats();
+    expect(arrivals(during, 'A1').filter((t) => t > returnedAt + GRACE_MS)).toEqual([]);
+    expect(arrivals(during, 'A1').length).toBeLessThan(200);
+    expect(before.sellers.A1?.registered ?? 0).toBeLessThan(200);
+    expect((await runCli(['resume', '--all'], stage.env)).code).toBe(0);
+    const done = await runCli(['status', '--wait', '--seller', 'A1', '--json'], stage.env, 60_000);
+    expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ registered: 200, failed: 0 });
+  }, 120_000);
+
+  it('says what is wrong with a usage mistake, in one sentence', async () => {
+    const neither = await runCli(['pause'], stage.env);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toBe('error: give --seller <id> or --all\n');
+    const bad = await runCli(['resume', '--seller', 'no/such'], stage.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/seller "no\/such" is invalid/);
+  });
+});
