@@ -13,7 +13,9 @@ const config = loadConfig();
 const [max, duration] = (process.env.BENCH_QUEUE_LIMITER ?? '').split('/').map(Number);
 const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
-runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings), queueLimiter }).catch((err: Error) => {
+// the product's pool reads the pauses every 100 ms: ours pays for it here too, bare BullMQ and the peers do not
+const pauses = kind === 'sliding-window' || kind === 'by-seller';
+runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings), queueLimiter, pauses }).catch((err: Error) => {
   log.error({ err }, 'bench worker failed');
   process.exit(1);
 });

@@ -6,14 +6,21 @@
  * pool; uploads fixtures for three sellers under a shorter, announced rule;
  * shows per-seller progress while they are throttled; prints a summary with the
  * 429s the API saw (0); cleans up everything it started.
+ *
+ * DEMO_ADAPTER=example runs the same against the marketplace stand-in (its own
+ * sign-in, fields and rule headers) through examples/marketplace-adapter.mjs,
+ * with a credentials file written for the demo's sellers.
  */
 import { join } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { MockMarketplace } from '../mock-api/marketplace.js';
 import { loadConfig, type Config } from '../config.js';
 import { loadSheet } from '../excel/load-sheet.js';
 import { namespaceOf } from '../keys.js';
 import { createLogger } from '../logger.js';
 import { MockRegistrationApi } from '../mock-api/server.js';
-import { FIXTURES_DIR } from '../paths.js';
+import { FIXTURES_DIR, PACKAGE_ROOT } from '../paths.js';
 import { formatDuration } from '../progress/eta.js';
 import { readStatus } from '../progress/status.js';
 import { bullConnection, connectChecked, createRedis } from '../redis.js';
@@ -73,6 +80,16 @@ async function main(): Promise<number> {
     }
 
     const apiPort = await freePort();
+    const example = process.env.DEMO_ADAPTER === 'example';
+    if (process.env.DEMO_ADAPTER && !example) {
+      process.stderr.write(`DEMO_ADAPTER=${JSON.stringify(process.env.DEMO_ADAPTER)} is invalid: expected example, or leave it unset for the built-in adapter.\n`);
+      return 1;
+    }
+    // with the example adapter: a credentials file for the demo's sellers, as an operator writes one
+    const demoDir = example ? mkdtempSync(join(tmpdir(), 'bulk-register-demo-')) : undefined;
+    if (demoDir) cleanups.push(() => rmSync(demoDir, { recursive: true, force: true }));
+    const clients = Object.fromEntries(SELLERS.map(({ sellerId }) => [sellerId, { clientId: `demo-${sellerId}`, clientSecret: randomBytes(18).toString('base64url') }]));
+    if (demoDir) writeFileSync(join(demoDir, 'credentials.json'), JSON.stringify(clients, null, 2), { mode: 0o600 });
     const prefix = `{bulk-register-demo-${process.pid}}`;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -86,13 +103,29 @@ async function main(): Promise<number> {
       LOG_LEVEL: process.env.DEMO_LOG_LEVEL ?? 'error',
       LOG_PRETTY: '1',
       SHUTDOWN_TIMEOUT_MS: '10000',
+      ...(demoDir ? { REGISTRATION_ADAPTER: join(PACKAGE_ROOT, 'examples', 'marketplace-adapter.mjs'), SELLER_CREDENTIALS_FILE: join(demoDir, 'credentials.json') } : {}),
     };
     const config: Config = loadConfig(env);
 
-    const api = new MockRegistrationApi({ limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 2, max: 25 }, invalidCategories: ['C0139'] });
-    await api.listen(apiPort);
-    cleanups.push(() => api.close());
-    say(`Mock registration API on port ${apiPort}: at most ${RULE.max} registrations per seller in any ${RULE.windowMs / 1000} s (category C0139 unknown to it)`);
+    // the API the workers call: registration-api.md, or the marketplace stand-in for the example adapter
+    let apiSummary: () => { tooMany: number; maxInWindow: number; note: string };
+    if (example) {
+      const market = new MockMarketplace({ clients, rule: { max: RULE.max, windowMs: RULE.windowMs }, latencyMs: { min: 2, max: 25 }, invalidCategories: ['C0139'], tokenLifetimeMs: 20_000 });
+      await market.listen(apiPort);
+      cleanups.push(() => market.close());
+      apiSummary = () => {
+        const sellers = Object.values(market.stats().sellers);
+        const tokens = sellers.reduce((n, x) => n + x.tokenRequests, 0);
+        return { tooMany: sellers.reduce((n, x) => n + x.tooMany, 0), maxInWindow: Math.max(0, ...sellers.map((x) => x.maxInWindow)), note: `, token requests: ${tokens} for ${sellers.length} sellers (tokens live 20 s)` };
+      };
+      say(`Marketplace stand-in on port ${apiPort}, through examples/marketplace-adapter.mjs: signed token requests, its own fields, at most ${RULE.max} registrations per seller in any ${RULE.windowMs / 1000} s, announced on every answer (category C0139 unknown to it)`);
+    } else {
+      const api = new MockRegistrationApi({ limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 2, max: 25 }, invalidCategories: ['C0139'] });
+      await api.listen(apiPort);
+      cleanups.push(() => api.close());
+      apiSummary = () => ({ tooMany: api.statsSnapshot().totals.tooMany ?? 0, maxInWindow: api.statsSnapshot().totals.maxInWindow ?? 0, note: '' });
+      say(`Mock registration API on port ${apiPort}: at most ${RULE.max} registrations per seller in any ${RULE.windowMs / 1000} s (category C0139 unknown to it)`);
+    }
     say(`Demo rule: ${RULE.max} per ${RULE.windowMs / 1000} s + ${RULE.guardMs} ms guard, a shorter window than production's 100 per minute, so it ends in about a minute.`);
 
     const log = createLogger({ level: 'warn', pretty: true, name: 'demo' });
@@ -183,7 +216,7 @@ async function main(): Promise<number> {
     await Promise.all(uploads);
 
     const report = await readStatus(redis, config);
-    const stats = api.statsSnapshot();
+    const stats = apiSummary();
     say('');
     say('Summary');
     for (const u of report.uploads) {
@@ -196,14 +229,14 @@ async function main(): Promise<number> {
     }
     const registered = report.uploads.reduce((n, u) => n + u.registered, 0);
     const failed = report.uploads.reduce((n, u) => n + u.failed, 0);
-    say(`  registered ${registered}, failed ${failed}, 429s seen by the API: ${stats.totals.tooMany}, most registrations of one seller in any ${RULE.windowMs / 1000} s window: ${stats.totals.maxInWindow} (limit ${RULE.max})`);
+    say(`  registered ${registered}, failed ${failed}, 429s seen by the API: ${stats.tooMany}, most registrations of one seller in any ${RULE.windowMs / 1000} s window: ${stats.maxInWindow} (limit ${RULE.max})${stats.note}`);
     say(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const holdS = Number(process.env.DEMO_HOLD_S ?? 0);
     if (holdS > 0 && !interrupted) {
       say(`The console stays up for ${holdS} s (DEMO_HOLD_S): ${web.url}/ops`);
       for (let i = 0; i < holdS && !interrupted; i++) await sleep(1000);
     }
-    return stats.totals.tooMany === 0 ? 0 : 1;
+    return stats.tooMany === 0 ? 0 : 1;
   } finally {
     await cleanup();
   }

@@ -42,6 +42,8 @@ export interface WorkerProcessOptions {
   makeLimiter?: (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
   /** BullMQ's own queue-wide limiter (the bench's `bullmq-limiter` peer); the product never sets it. */
   queueLimiter?: { max: number; duration: number };
+  /** Read and obey pauses (default true; the bench's bare and peer pools run without, as they would). */
+  pauses?: boolean;
 }
 
 export async function runWorkerProcess(config: Config, log: Logger, opts: WorkerProcessOptions = {}): Promise<void> {
@@ -114,7 +116,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const tokens = adapter.tokens ? new SellerTokens({ redis, ns, client, credentials, log, timeoutMs: config.apiTimeoutMs }) : undefined;
   // pauses (operator's and credentials') are read every PAUSE_POLL_MS; a credentials
   // pause ends once the seller's credentials in the file are not the ones refused
-  const pauses = opts.makeLimiter ? undefined : new PauseWatch(redis, ns);
+  const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns);
   const heldQueues = QueueSet.on(redis, []);
   pauses?.onRead((now) => {
     for (const [sellerId, pause] of now) {
