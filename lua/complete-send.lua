@@ -5,7 +5,7 @@
 
   KEYS[1] plan     zset  (see sliding-window.lua)
   KEYS[2] sent     zset  (see sliding-window.lua)
-  KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed
+  KEYS[3] upload   hash  the upload's counters: total, registered, duplicate, failed, cancelled
   KEYS[4] rows     hash  row number -> final outcome JSON (first outcome wins)
   KEYS[5] lag      hash    (see sliding-window.lua): `answer` updated from this answer
   KEYS[6] rule     string  (see sliding-window.lua)
@@ -14,7 +14,7 @@
   ARGV[1] row member   "{uploadId}:{row}"
   ARGV[2] send id      the entry added to `sent` by the grant ("" when nothing was sent)
   ARGV[3] row number
-  ARGV[4] outcome      "registered" | "duplicate" | "failed" | "" (not final: a retry follows)
+  ARGV[4] outcome      "registered" | "duplicate" | "failed" | "cancelled" | "" (not final: a retry follows)
   ARGV[5] outcome JSON stored for the row (status, productId, reason)
   ARGV[6] default limit L
   ARGV[7] default window W (ms)
@@ -35,7 +35,7 @@
   which still covers an entry moved up by less than 1 s; an answer that took
   longer (a stalled worker) has the TTLs checked and raised here.
 
-  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs }
+  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled }
     nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
     upload (the worker then logs a progress line), when the seller's next send
     may go (see lib/next-permit.lua); otherwise -1. With it, for the line's pace:
@@ -75,21 +75,22 @@ if sendId ~= '' then
   end
 end
 
-local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed')
+local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed', 'cancelled')
 local counted = 0
 if outcome ~= '' and c[1] then
   -- the upload exists (its counters expire with it): count the row once
   if redis.call('HSETNX', rowsKey, row, detail) == 1 then
     redis.call('HINCRBY', uploadKey, outcome, 1)
     counted = 1
-    local field = ({ registered = 2, duplicate = 3, failed = 4 })[outcome]
+    local field = ({ registered = 2, duplicate = 3, failed = 4, cancelled = 5 })[outcome]
     if field then c[field] = tonumber(c[field] or '0') + 1 end
   end
 end
 
 local total = tonumber(c[1] or '0')
 local registered, duplicate, failed = tonumber(c[2] or '0'), tonumber(c[3] or '0'), tonumber(c[4] or '0')
-local done = registered + duplicate + failed
+local cancelled = tonumber(c[5] or '0')
+local done = registered + duplicate + failed + cancelled
 -- a 10 % step of the upload: a progress line is due
 local step = counted == 1 and total > 0 and math.floor(done * 10 / total) > math.floor((done - 1) * 10 / total)
 if counted == 1 and (done == 1 or step or done >= total) then
@@ -106,4 +107,4 @@ if ARGV[10] == '1' and step and done < total then
   ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
   recent = recentSends(sentKey, window + tonumber(ARGV[8]), now)
 end
-return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recent[1], recent[2] }
+return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recent[1], recent[2], cancelled }

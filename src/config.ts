@@ -107,6 +107,8 @@ const schema = z.object({
   SELLER_CREDENTIALS_FILE: z.string().trim().min(1).optional(),
   REGISTRATION_TOKEN: z.string().trim().regex(/^[\x21-\x7e]{1,4096}$/, 'expected 1-4096 printable characters with no spaces').optional(),
   TEMPLATE_COLUMNS_FILE: z.string().trim().min(1).optional(),
+  UPLOAD_WEBHOOK_URL: httpUrl.optional(),
+  UPLOAD_WEBHOOK_SECRET: z.string().trim().min(1).optional(),
 });
 
 export type Config = Readonly<{
@@ -155,6 +157,10 @@ export type Config = Readonly<{
   registrationToken: string | undefined;
   /** TEMPLATE_COLUMNS_FILE: the marketplace's own columns `template` adds (JSON); undefined: none. */
   templateColumnsFile: string | undefined;
+  /** UPLOAD_WEBHOOK_URL: where events are POSTed (steering/webhooks.ts); undefined: none. */
+  webhookUrl: string | undefined;
+  /** Secret: never logged. UPLOAD_WEBHOOK_SECRET, `whsec_<base64>`. */
+  webhookSecret: string | undefined;
 }>;
 
 /**
@@ -228,5 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sellerCredentialsFile: c.SELLER_CREDENTIALS_FILE,
     registrationToken: c.REGISTRATION_TOKEN,
     templateColumnsFile: c.TEMPLATE_COLUMNS_FILE,
+    webhookUrl: c.UPLOAD_WEBHOOK_URL,
+    webhookSecret: c.UPLOAD_WEBHOOK_SECRET,
   });
 }

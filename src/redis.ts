@@ -31,7 +31,7 @@ export interface LuaCommands {
     member: string, sendId: string, row: number, outcome: string, detail: string,
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
     answerSample: 0 | 1,
-  ): Promise<[...Reply5, number, number, number, number, number]>;
+  ): Promise<[...Reply5, number, number, number, number, number, number?]>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/token-bucket.lua (bench comparison) */

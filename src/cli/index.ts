@@ -15,7 +15,7 @@ import { templateCommand } from './template.js';
 import { reportCommand } from './report.js';
 import { limitsCommand } from './limits.js';
 import { consoleCommand, consoleLinkCommand } from './console.js';
-import { pauseCommand, resumeCommand } from './steer.js';
+import { cancelCommand, pauseCommand, resumeCommand } from './steer.js';
 
 dotenv.config({ quiet: true });
 
@@ -142,6 +142,13 @@ limits
   .command('reset')
   .argument('<seller>', 'the seller')
   .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
+
+program
+  .command('cancel')
+  .description('stop an upload: no call for its rows leaves any more; rows not sent end cancelled, rows in flight end as answered')
+  .requiredOption('--upload <id>', 'the upload to stop')
+  .option('--json', 'print the upload as in status --json')
+  .action((opts: { upload: string; json?: boolean }) => run(() => cancelCommand(opts, configWith())));
 
 program
   .command('pause')

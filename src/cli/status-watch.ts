@@ -44,14 +44,14 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
   const lines: Line[] = [];
   for (const s of report.sellers) {
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
-      const finished = u.registered + u.duplicate + u.failed;
+      const finished = u.registered + u.duplicate + u.failed + u.cancelled;
       const next = u.done ? 'done' : s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'sending';
       lines.push({
         key: `${s.sellerId}/${u.uploadId}`,
         label: `${safeText(s.sellerId)} ${u.uploadId.slice(0, 8)}`,
         finished,
         total: u.total,
-        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
+        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed}${u.cancelled ? ` cancelled ${u.cancelled}` : ''} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
       });
     }
   }

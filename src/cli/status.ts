@@ -96,6 +96,9 @@ async function retryRedis<T>(fn: () => Promise<T>): Promise<T> {
 export function formatStatus(report: StatusReport): string {
   if (report.uploads.length === 0) return 'No uploads yet.\n';
   const lines: string[] = [];
+  if (report.api && !report.api.available) {
+    lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes once a second`);
+  }
   for (const s of report.sellers) {
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
     const rule = `${s.limit} per ${s.windowMs} ms${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
@@ -106,10 +109,10 @@ export function formatStatus(report: StatusReport): string {
       lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, set by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
     }
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
-      const finished = u.registered + u.duplicate + u.failed;
+      const finished = u.registered + u.duplicate + u.failed + u.cancelled;
       const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
       lines.push(
-        `  upload ${u.uploadId}  ${u.done ? 'done' : `${pct}%`}  total ${u.total}  registered ${u.registered}  duplicate ${u.duplicate}  failed ${u.failed}  pending ${u.pending}${u.lost ? `  lost ${u.lost} (Redis lost their jobs: upload them again)` : ''}${u.invalid ? `  (invalid at upload: ${u.invalid})` : ''}`,
+        `  upload ${u.uploadId}  ${u.cancelledAt !== undefined ? 'cancelled' : u.done ? 'done' : `${pct}%`}  total ${u.total}  registered ${u.registered}  duplicate ${u.duplicate}  failed ${u.failed}${u.cancelled ? `  cancelled ${u.cancelled}` : ''}  pending ${u.pending}${u.lost ? `  lost ${u.lost} (Redis lost their jobs: upload them again)` : ''}${u.invalid ? `  (invalid at upload: ${u.invalid})` : ''}`,
       );
     }
   }

@@ -8,6 +8,8 @@ import { SELLER_ID, namespaceOf } from '../keys.js';
 import { connectChecked, createRedis } from '../redis.js';
 import { QueueSet } from '../queue.js';
 import { ALL, PAUSE_POLL_MS, pauseSeller, resumeSeller } from '../steering/pauses.js';
+import { cancelUpload } from '../steering/cancel.js';
+import { limiterFor, readStatus, statusJson } from '../progress/status.js';
 import { EXIT, UsageError, safeText } from './exit.js';
 
 function target(opts: { seller?: string; all?: boolean }): string {
@@ -46,6 +48,31 @@ export async function resumeCommand(opts: { seller?: string; all?: boolean; json
     const lifted = await resumeSeller(redis, namespaceOf(config.queuePrefix), sellerId, queues);
     if (opts.json) process.stdout.write(`${JSON.stringify({ sellerId, resumed: lifted !== undefined, was: lifted ?? null })}\n`);
     else process.stdout.write(lifted ? `${who(sellerId)} resumed (was paused by ${lifted.by}: ${safeText(lifted.reason)}).\n` : `${who(sellerId)} was not paused.\n`);
+    return EXIT.ok;
+  } finally {
+    await queues.close();
+    redis.disconnect();
+  }
+}
+
+export async function cancelCommand(opts: { upload: string; json?: boolean }, config: Config): Promise<number> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.upload)) throw new UsageError(`upload ${JSON.stringify(opts.upload)} is invalid: expected the upload id that upload or status printed`);
+  const redis = createRedis(config, 'cli');
+  await connectChecked(redis, config);
+  const queues = QueueSet.on(redis, []);
+  try {
+    const done = await cancelUpload({ redis, config, queues, limiter: limiterFor(redis, config), now: Date.now }, opts.upload);
+    if (!done) {
+      process.stderr.write(`No upload ${opts.upload}: check the id with \`bulk-register status\`.\n`);
+      return EXIT.failure;
+    }
+    const report = await readStatus(redis, config, { uploadId: opts.upload });
+    const upload = statusJson(report).uploads[0];
+    if (opts.json) process.stdout.write(`${JSON.stringify(upload ?? { uploadId: opts.upload })}\n`);
+    else if (upload) {
+      const inFlight = upload.pending > 0 ? `; ${upload.pending} in flight end as the marketplace answers` : '';
+      process.stdout.write(`upload ${opts.upload} cancelled: ${upload.cancelled} rows not sent, ${upload.registered} registered, ${upload.duplicate} duplicate, ${upload.failed} failed${inFlight}. Upload the same file again to send the cancelled rows.\n`);
+    }
     return EXIT.ok;
   } finally {
     await queues.close();

@@ -12,6 +12,9 @@ import { PoolMetrics, serveMetrics } from '../worker/metrics.js';
 import { WorkerPool } from '../worker/supervisor.js';
 import { connectService } from './service-redis.js';
 import { migrateLimits } from '../rate-limit/seller-limits.js';
+import { finishedCancels } from '../steering/cancel.js';
+import { readApiDown } from '../steering/outage.js';
+import { checkWebhookConfig, collectEvents, startWebhookDelivery, webhookQueue } from '../steering/webhooks.js';
 import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
 import { Redactor } from '../registration/redactor.js';
@@ -19,6 +22,7 @@ import { Redactor } from '../registration/redactor.js';
 export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
   // an adapter that cannot load, or a credentials file that cannot be used, stops the start (one sentence, exit 1)
   const adapter = await loadAdapter(config);
+  const signer = checkWebhookConfig(config);
   CredentialStore.open(config.sellerCredentialsFile, new Redactor()).close();
   log.info({ adapter: adapter.name, tokens: adapter.tokens, credentials: config.sellerCredentialsFile ? 'file' : 'none' }, 'registration adapter loaded');
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
@@ -59,6 +63,37 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     reconcile().catch((err: Error) => log.warn({ err }, 'could not check uploads against their jobs')).finally(() => { reconciling = false; });
   }, STALL_MS);
   reconcileTimer.unref();
+  // a cancelled upload's `upload finished` line and its cancelled rows in /metrics, once it is finished
+  // notifications: finished uploads and changed pauses go to the outbox, delivered from here
+  const outbox = signer ? webhookQueue(config, connection) : undefined;
+  const delivery = signer ? startWebhookDelivery(config, connection, signer, log) : undefined;
+  let collecting = false;
+  const collectTimer = setInterval(() => {
+    if (collecting || redis.status !== 'ready') return;
+    collecting = true;
+    collectEvents(redis, config, outbox)
+      .then((events) => { for (const e of events) log.info({ webhookId: `msg_${e.id}`, type: e.type, queued: outbox !== undefined }, 'notification due'); })
+      .catch((err: Error) => log.warn({ err }, 'could not look for notifications due'))
+      .finally(() => { collecting = false; });
+  }, 1000);
+  collectTimer.unref();
+  metrics.api(true);
+  let apiWasDown = false;
+  const cancelTimer = setInterval(() => {
+    if (redis.status !== 'ready') return;
+    readApiDown(redis, namespaceOf(config.queuePrefix)).then((down) => {
+      metrics.api(down === undefined);
+      if (apiWasDown && !down) log.info('the registration API is available again');
+      apiWasDown = down !== undefined;
+    }, () => undefined);
+    finishedCancels(redis, namespaceOf(config.queuePrefix), Date.now() - 24 * 3_600_000).then((finished) => {
+      for (const f of finished) {
+        log.info(f, 'upload finished');
+        if (Number(f.cancelled) > 0) metrics.onMessage({ type: 'events', counts: [['cancelled', String(f.sellerId), Number(f.cancelled)]], waitsMs: [] });
+      }
+    }, (err: Error) => log.debug({ err }, 'could not look for finished cancelled uploads'));
+  }, 1000);
+  cancelTimer.unref();
   // for the console: processes up against expected
   const stopAnnouncing = announcePool(redis, namespaceOf(config.queuePrefix), () => ({ up: pool.running, expected: config.workerProcesses }));
   const server = await serveMetrics(
@@ -80,6 +115,10 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     process.once('SIGTERM', () => onSignal('SIGTERM'));
   });
   clearInterval(reconcileTimer);
+  clearInterval(cancelTimer);
+  clearInterval(collectTimer);
+  await delivery?.close().catch(() => undefined);
+  await outbox?.close().catch(() => undefined);
   await pool.stop();
   await stopAnnouncing();
   await server?.close();

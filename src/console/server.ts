@@ -32,6 +32,10 @@ import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
 import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
 import type { ConsoleSnapshot, SnapshotReader } from './snapshot.js';
 import { viewOf, type Scope } from './views.js';
+import { cancelUpload, sellerOfUpload } from '../steering/cancel.js';
+import { ALL, pauseSeller, resumeSeller } from '../steering/pauses.js';
+import { limiterFor, readStatus, statusJson } from '../progress/status.js';
+import { namespaceOf } from '../keys.js';
 
 export const OPS_COOKIE = 'br_ops';
 const LANG_COOKIE = 'br_lang';
@@ -258,6 +262,78 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       }
     },
   );
+
+  /** A write (cancel, pause, resume) with the scope's rights and from the console's own pages. */
+  const requireWrite = (c: Context): Scope => {
+    const { scope, tokenInHeader } = requireAccess(c);
+    const headers = { origin: c.req.header('origin'), host: c.req.header('host'), secFetchSite: c.req.header('sec-fetch-site') };
+    if (!writeAllowed(headers, tokenInHeader || openLocal)) throw new ApiError(403, 'changes are accepted only from the console\'s own pages (or with a token in the Authorization header).');
+    return scope;
+  };
+  const requireOperator = (c: Context): void => {
+    if (requireWrite(c).kind !== 'operator') throw new ApiError(403, 'only an operator may pause or resume sellers.');
+  };
+  const ns = namespaceOf(config.queuePrefix);
+  const sellerJson = async (sellerId: string) => {
+    const report = await readStatus(deps.redis, config, { sellerId });
+    const seller = statusJson(report).sellers.find((s) => s.sellerId === sellerId);
+    return seller ?? { sellerId, paused: null };
+  };
+  const sellerParam = (c: Context): string => {
+    const sellerId = c.req.param('id') ?? '';
+    if (!SELLER_ID.test(sellerId)) throw new ApiError(400, `seller ${JSON.stringify(sellerId.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
+    return sellerId;
+  };
+  const reasonOf = async (c: Context): Promise<string> => {
+    let body: unknown = {};
+    if ((c.req.header('content-type') ?? '').includes('application/json')) body = await c.req.json().catch(() => ({}));
+    const reason = typeof (body as { reason?: unknown }).reason === 'string' ? stripControls((body as { reason: string }).reason).trim().slice(0, 200) : '';
+    return reason || 'paused by the operator';
+  };
+
+  app.post('/api/uploads/:id/cancel', async (c) => {
+    const scope = requireWrite(c);
+    const uploadId = c.req.param('id');
+    const unknown = () => new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known: check the id.`);
+    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw unknown();
+    const sellerId = await sellerOfUpload(deps.redis, ns, uploadId);
+    if (!sellerId) throw unknown();
+    if (scope.kind === 'seller' && scope.sellerId !== sellerId) throw new ApiError(403, 'a seller may cancel only its own uploads.');
+    await cancelUpload({ redis: deps.redis, config, queues: deps.queues, limiter: limiterFor(deps.redis, config), now: deps.now }, uploadId);
+    log.info({ sellerId, uploadId, by: scope.kind }, 'upload cancelled from the console');
+    const upload = statusJson(await readStatus(deps.redis, config, { uploadId })).uploads[0];
+    return c.json(upload ?? { uploadId }, 200);
+  });
+
+  app.post('/api/sellers/:id/pause', async (c) => {
+    requireOperator(c);
+    const sellerId = sellerParam(c);
+    await pauseSeller(deps.redis, ns, sellerId, { reason: await reasonOf(c), by: 'operator', since: deps.now() });
+    log.info({ sellerId }, 'seller paused from the console');
+    return c.json(await sellerJson(sellerId), 200);
+  });
+
+  app.post('/api/sellers/:id/resume', async (c) => {
+    requireOperator(c);
+    const sellerId = sellerParam(c);
+    await resumeSeller(deps.redis, ns, sellerId, deps.queues, log);
+    log.info({ sellerId }, 'seller resumed from the console');
+    return c.json(await sellerJson(sellerId), 200);
+  });
+
+  app.post('/api/pause-all', async (c) => {
+    requireOperator(c);
+    await pauseSeller(deps.redis, ns, ALL, { reason: await reasonOf(c), by: 'operator', since: deps.now() });
+    log.info('every seller paused from the console');
+    return c.json({ ok: true }, 200);
+  });
+
+  app.post('/api/resume-all', async (c) => {
+    requireOperator(c);
+    await resumeSeller(deps.redis, ns, ALL, deps.queues, log);
+    log.info('every seller resumed from the console');
+    return c.json({ ok: true }, 200);
+  });
 
   app.get('/api/uploads/:id/report', async (c) => {
     const { scope } = requireAccess(c);

@@ -27,7 +27,7 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
   const uploads = snapshot.report.uploads.filter((u) => !sellerId || u.sellerId === sellerId);
   const sellers = snapshot.report.sellers.filter((s) => !sellerId || s.sellerId === sellerId);
   const bySeller = new Map(sellers.map((s) => [s.sellerId, s]));
-  const json = statusJson({ uploads, sellers });
+  const json = statusJson({ uploads, sellers, ...(snapshot.report.api ? { api: snapshot.report.api } : {}) });
   const states = new Map(uploads.map((u) => [u.uploadId, uploadState(u, bySeller.get(u.sellerId))]));
   const createdAt = new Map(uploads.map((u) => [u.uploadId, u.createdAt]));
   const failures = grouped(uploads.flatMap((u) => (snapshot.failures.get(u.uploadId) ?? []).map((g) => ({ ...g, sellerId: u.sellerId }))));
@@ -47,6 +47,7 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
       return { ...s, active: pending, throttled: pending && !s.paused && (s.nextPermitInMs > 0 || s.waitingForPermit > 0) };
     }),
     failures,
+    api: json.api,
     ...(scope.kind === 'operator' ? { pool: { up: snapshot.pool.up, expected: snapshot.pool.expected } } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * validation, SKU duplicates, and latency / failure injection.
  *
  * Test endpoints: GET /_stats (counts per seller, and `?times=1` the arrival
- * times of registrations), POST /_reset, PUT /_limits/{sellerId} {max, windowMs}.
+ * times of registrations), POST /_reset, PUT /_limits/{sellerId} {max, windowMs},
+ * PUT /_outage {on}: while on, every registration answers 503 (an outage).
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -108,6 +109,9 @@ export class MockRegistrationApi {
   /** when each registration's 201 answer was written (its arrival time plus the latency) */
   private readonly answered = new Map<string, number[]>();
   private readonly sockets = new Set<import('node:net').Socket>();
+  /** While true, every registration answers 503 (setOutage); the arrival times of those calls. */
+  private down = false;
+  readonly outageCalls: number[] = [];
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly invalidCategories: Set<string>;
@@ -207,6 +211,16 @@ export class MockRegistrationApi {
       const raw = Buffer.concat(chunks).toString('utf8');
       if (req.method === 'GET' && url.pathname === '/_stats') return this.send(res, 200, this.statsSnapshot(url.searchParams.get('times') === '1'));
       if (req.method === 'GET' && url.pathname === '/healthz') return this.send(res, 200, { ok: true });
+      if (req.method === 'PUT' && url.pathname === '/_outage') {
+        let on = false;
+        try {
+          on = (JSON.parse(raw) as { on?: unknown }).on === true;
+        } catch {
+          return this.send(res, 400, { error: 'send {"on": true} or {"on": false}' });
+        }
+        this.setOutage(on);
+        return this.send(res, 200, { ok: true, on, outageCalls: this.outageCalls.length });
+      }
       if (req.method === 'POST' && url.pathname === '/_reset') {
         this.reset();
         return this.send(res, 200, { ok: true });
@@ -232,8 +246,17 @@ export class MockRegistrationApi {
     });
   }
 
+  /** An outage: from now on, until called with false, every registration answers 503 before anything else. */
+  setOutage(on: boolean): void {
+    this.down = on;
+  }
+
   private register(seller: string, req: http.IncomingMessage, res: http.ServerResponse, raw: string, arrivedAt: number): void {
     if (!SELLER_ID.test(seller)) return this.send(res, 400, { error: 'sellerId must be 1-64 characters of A-Z a-z 0-9 _ -', field: 'sellerId' });
+    if (this.down) {
+      this.outageCalls.push(arrivedAt);
+      return this.send(res, 503, { error: 'service unavailable (outage)' });
+    }
     const stats = this.stats.get(seller) ?? emptyStats();
     this.stats.set(seller, stats);
     stats.requests++;

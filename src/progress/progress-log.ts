@@ -13,8 +13,10 @@ export interface Rate {
   guardMs: number;
 }
 
+const finishedOf = (c: UploadCounts) => c.registered + c.duplicate + c.failed + (c.cancelled ?? 0);
+
 function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace) {
-  const done = c.registered + c.duplicate + c.failed;
+  const done = finishedOf(c);
   // without the seller's recent sends (a throttle event) the rule is what holds it
   const { etaMs: eta, pace } = paceOf({
     pending: c.total - done, limit: rate.limit, spanMs: rate.windowMs + rate.guardMs, nextPermitInMs,
@@ -26,6 +28,7 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
     registered: c.registered,
     duplicate: c.duplicate,
     failed: c.failed,
+    ...(c.cancelled ? { cancelled: c.cancelled } : {}),
     pending: Math.max(0, c.total - done),
     total: c.total,
     percent: c.total > 0 ? Math.floor((done * 100) / c.total) : 100,
@@ -42,11 +45,12 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
  */
 export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace): void {
   if (!log.isLevelEnabled('info')) return;
-  const done = c.registered + c.duplicate + c.failed;
+  const done = finishedOf(c);
   if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs, seller), 'upload progress');
-  if (done === c.total) {
+  // a cancelled upload's finished line comes from the pool's supervisor (steering/cancel.ts), once
+  if (done === c.total && !c.cancelled) {
     log.info(
-      { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed },
+      { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed, cancelled: c.cancelled ?? 0 },
       'upload finished',
     );
   }

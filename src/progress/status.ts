@@ -9,6 +9,7 @@ import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
 import { pauseOf, readPauses, type Pause } from '../steering/pauses.js';
+import { readApiDown } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 
 export interface UploadStatus {
@@ -20,6 +21,10 @@ export interface UploadStatus {
   registered: number;
   duplicate: number;
   failed: number;
+  /** Rows not sent because the upload was cancelled. */
+  cancelled: number;
+  /** When the upload was cancelled (ms), or undefined. */
+  cancelledAt: number | undefined;
   pending: number;
   /** Rows no job will ever finish: Redis lost them (upload/lost-rows.ts); not pending. */
   lost: number;
@@ -48,6 +53,8 @@ export interface SellerStatus {
 export interface StatusReport {
   uploads: UploadStatus[];
   sellers: SellerStatus[];
+  /** Whether the registration API counts as available (steering/outage.ts), and since when (ms). */
+  api?: { available: boolean; since: number | null };
 }
 
 export interface StatusFilter {
@@ -101,7 +108,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     if (!h.uploadId) return undefined; // expired
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');
-    const finished = n('registered') + n('duplicate') + n('failed');
+    const finished = n('registered') + n('duplicate') + n('failed') + n('cancelled');
     let lost = finished < total ? opts.lostKnown?.get(uploadId) : 0;
     if (lost === undefined) {
       lost = (await lostRows(redis, config, ns, sellerId, uploadId, Date.now())).length;
@@ -110,12 +117,13 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     return {
       uploadId, sellerId, file: h.file ?? '', createdAt: n('createdAt'), total,
       registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'),
+      cancelled: n('cancelled'), cancelledAt: h.cancelledAt ? Number(h.cancelledAt) : undefined,
       pending: Math.max(0, total - finished - lost), lost, invalid: n('invalid'), done: finished + lost >= total,
     };
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const pauses = await readPauses(redis, ns);
+  const [pauses, down] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns)]);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
@@ -130,13 +138,14 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });
-  return { uploads, sellers };
+  return { uploads, sellers, api: { available: down === undefined, since: down?.since ?? null } };
 }
 
 /** `state` of cli.md's status --json and the console's data-state. */
-export type UploadState = 'waiting' | 'running' | 'throttled' | 'paused' | 'done';
+export type UploadState = 'waiting' | 'running' | 'throttled' | 'paused' | 'done' | 'cancelled';
 
 export function uploadState(u: UploadStatus, seller: SellerStatus | undefined): UploadState {
+  if (u.cancelledAt !== undefined) return 'cancelled';
   if (u.done) return 'done';
   if (seller?.paused) return 'paused';
   if (seller && (seller.nextPermitInMs > 0 || seller.waitingForPermit > 0)) return 'throttled';
@@ -149,7 +158,7 @@ export function statusJson(report: StatusReport) {
   return {
     uploads: report.uploads.map((u) => ({
       uploadId: u.uploadId, sellerId: u.sellerId, total: u.total, registered: u.registered, duplicate: u.duplicate,
-      failed: u.failed, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid, lost: u.lost,
+      failed: u.failed, cancelled: u.cancelled, pending: u.pending, done: u.done, file: u.file, invalid: u.invalid, lost: u.lost,
       state: uploadState(u, bySeller.get(u.sellerId)),
     })),
     sellers: report.sellers.map((s) => ({
@@ -157,5 +166,6 @@ export function statusJson(report: StatusReport) {
       waitingForPermit: s.waitingForPermit, etaMs: s.etaMs, pace: s.pace, recentSends: s.recentSends,
       paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
+    api: report.api ?? { available: true, since: null },
   };
 }

@@ -34,13 +34,15 @@ export interface Permit {
   slot: number;
 }
 
-export type Outcome = 'registered' | 'duplicate' | 'failed';
+export type Outcome = 'registered' | 'duplicate' | 'failed' | 'cancelled';
 
 export interface UploadCounts {
   total: number;
   registered: number;
   duplicate: number;
   failed: number;
+  /** Rows not sent because a person cancelled the upload (absent: none). */
+  cancelled?: number;
 }
 
 /** A row's final outcome, stored once for its upload. */
@@ -283,7 +285,7 @@ export class SellerLimiter implements PermitLimiter {
     const send = this.sends.get(args.sendId);
     this.sends.delete(args.sendId);
     const sample = args.sendId !== '' && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
-    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.completeSend(
+    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
@@ -291,7 +293,7 @@ export class SellerLimiter implements PermitLimiter {
     );
     if (send?.planned) this.learnAnswer(send.at, redisNow);
     return {
-      counted: counted === 1, total, registered, duplicate, failed, redisNow,
+      counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,
       pace: nextPermitInMs >= 0 ? { plannedAhead, recentSends, recentSpanMs } : undefined,
     };

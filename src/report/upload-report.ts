@@ -13,7 +13,7 @@ import type { RowError, SheetColumn } from '../excel/parse-products.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 
-export type RowStatus = 'registered' | 'duplicate' | 'failed' | 'invalid' | 'pending';
+export type RowStatus = 'registered' | 'duplicate' | 'failed' | 'cancelled' | 'invalid' | 'pending';
 
 export interface ReportRow {
   row: number;

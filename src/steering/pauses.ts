@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
 import { QUEUE_NAME } from '../keys.js';
+import { apiDownKey, parseApiDown, type ApiDown } from './outage.js';
 
 export const PAUSE_POLL_MS = 100;
 /** How long a held row stays delayed when no resume promotes it (ms): it then looks again. */
@@ -159,9 +160,14 @@ async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | u
 /** A worker process's view of the pauses, read every PAUSE_POLL_MS; the last one read while Redis is away. */
 export class PauseWatch {
   private pauses = new Map<string, Pause>();
+  /** Uploads cancelled (steering/cancel.ts), read with the pauses. */
+  private cancels = new Set<string>();
+  /** The API outage in force (steering/outage.ts), read with the pauses. */
+  private down: ApiDown | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
+  private readonly upListeners: Array<() => void> = [];
 
   constructor(private readonly redis: RedisClient, private readonly ns: string) {}
 
@@ -175,7 +181,14 @@ export class PauseWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      this.pauses = await readPauses(this.redis, this.ns);
+      const [pauses, cancels, down] = await Promise.all([
+        readPauses(this.redis, this.ns), this.redis.zrange(`${this.ns}:cancels`, '0', '-1'), this.redis.get(apiDownKey(this.ns)),
+      ]);
+      this.pauses = pauses;
+      this.cancels = new Set(cancels);
+      const wasDown = this.down !== undefined;
+      this.down = parseApiDown(down);
+      if (wasDown && !this.down) for (const l of this.upListeners) l();
       for (const l of this.listeners) l(this.pauses);
     } finally {
       this.reading = false;
@@ -189,6 +202,25 @@ export class PauseWatch {
 
   of(sellerId: string): Pause | undefined {
     return this.pauses.size === 0 ? undefined : pauseOf(this.pauses, sellerId);
+  }
+
+  /** The outage in force, if any. */
+  apiDown(): ApiDown | undefined {
+    return this.down;
+  }
+
+  /** This process opened or closed the breaker: known here before the next read. */
+  noteApi(down: ApiDown | undefined): void {
+    this.down = down;
+  }
+
+  /** Called when a read finds the breaker closed after it was open. */
+  onApiUp(listener: () => void): void {
+    this.upListeners.push(listener);
+  }
+
+  cancelled(uploadId: string): boolean {
+    return this.cancels.size > 0 && this.cancels.has(uploadId);
   }
 
   /** Sets a pause here at once, before the next read (the process that paused knows first). */

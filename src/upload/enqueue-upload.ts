@@ -13,6 +13,8 @@ import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuesKey, shardOf } from '../queue-shards.js';
 import { reservePriorities, rowPriority } from './fair-share.js';
+import { reopenCancelled } from '../steering/cancel.js';
+import { unnotifiedKey } from '../steering/webhooks.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
   return createHash('sha256').update(`${sellerId}\n${fileSha256}`).digest('hex').slice(0, 24);
@@ -48,11 +50,19 @@ export async function enqueueUpload(
   const ns = namespaceOf(config.queuePrefix);
   const keys = uploadKeys(ns, sellerId, uploadId);
 
-  if ((await redis.hget(keys.upload, 'enqueued')) === '1') return { uploadId, enqueued: 0, alreadyUploaded: true };
+  if ((await redis.hget(keys.upload, 'enqueued')) === '1') {
+    // the same file after a cancel: exactly its cancelled rows go again (steering/cancel.ts)
+    const again = new Set(await reopenCancelled(redis, config, sellerId, uploadId, queues));
+    if (again.size === 0) return { uploadId, enqueued: 0, alreadyUploaded: true };
+    const prefix = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
+    const rows = sheet.valid.filter((r) => again.has(r.row));
+    await addRows(deps, prefix, sellerId, uploadId, rows);
+    await redis.zadd(unnotifiedKey(ns), deps.now(), uploadId);
+    return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: prefix };
+  }
 
   // the seller's shard; recorded with the upload, which stays on it for its whole life
   const prefix = shardOf(sellerId, queues.prefixes);
-  const queue = queues.get(prefix);
   const createdAt = deps.now();
   const retention = config.uploadRetentionS;
   await redis
@@ -72,19 +82,30 @@ export async function enqueueUpload(
   await redis.zremrangebyscore(queuesKey(ns), '-inf', createdAt - retention * 1000);
   await redis.expire(queuesKey(ns), retention);
 
+  await addRows(deps, prefix, sellerId, uploadId, sheet.valid);
+  await redis.hset(keys.upload, 'enqueued', 1);
+  // the pool tells UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts)
+  await redis.zadd(unnotifiedKey(ns), createdAt, uploadId);
+  return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
+}
+
+/** One job per row on the upload's queue, each at its place in the fair round over all sellers (fair-share.ts). */
+async function addRows(
+  deps: { redis: RedisClient; queues: QueueSet; config: Config },
+  prefix: string, sellerId: string, uploadId: string, rows: LoadedSheet['valid'],
+): Promise<void> {
+  const { redis, queues, config } = deps;
+  const queue = queues.get(prefix);
   const options = jobOptions(config);
-  // each row's place in the fair round over all sellers (fair-share.ts)
-  const first = await reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length);
-  for (let i = 0; i < sheet.valid.length; i += BULK) {
+  const first = await reservePriorities({ redis, queuePrefix: prefix, ns: namespaceOf(config.queuePrefix), retentionS: config.uploadRetentionS }, sellerId, rows.length);
+  for (let i = 0; i < rows.length; i += BULK) {
     await queue.addBulk(
-      sheet.valid.slice(i, i + BULK).map(({ row, product, attributes }, j) => ({
+      rows.slice(i, i + BULK).map(({ row, product, attributes }, j) => ({
         name: 'register',
         // this key order: permit-next.lua reads sellerId, uploadId and row from the front of the JSON
         data: { sellerId, uploadId, row, product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
-        opts: { ...options, priority: rowPriority(first, i + j, sheet.valid.length), jobId: jobIdFor(uploadId, row) },
+        opts: { ...options, priority: rowPriority(first, i + j, rows.length), jobId: jobIdFor(uploadId, row) },
       })),
     );
   }
-  await redis.hset(keys.upload, 'enqueued', 1);
-  return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
 }

@@ -41,7 +41,7 @@ export async function uncountedRows(redis: RedisClient, config: Config, sellerId
     if (returnvalue && returnvalue !== 'null') {
       try {
         const result = JSON.parse(returnvalue) as ProcessResult;
-        if (result.outcome === 'registered' || result.outcome === 'duplicate' || result.outcome === 'failed') finished.push({ row, result });
+        if (result.outcome === 'registered' || result.outcome === 'duplicate' || result.outcome === 'failed' || result.outcome === 'cancelled') finished.push({ row, result });
       } catch {
         // not a return value the processor wrote
       }

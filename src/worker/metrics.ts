@@ -19,6 +19,7 @@ export class PoolMetrics {
     name: 'bulk_register_limiter_wait_seconds', help: 'How long jobs were delayed for a permit (or a Retry-After)',
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300], registers: [this.registry],
   });
+  private readonly apiAvailable = new Gauge({ name: 'bulk_register_api_available', help: '1 while the registration API counts as available, 0 during an outage (the pool holds its rows)', registers: [this.registry] });
   private readonly up = new Gauge({ name: 'bulk_register_worker_up', help: '1 while the worker process in this slot runs', labelNames: ['slot'] as const, registers: [this.registry] });
 
   /** @param queues the queue shards now (their counts are summed: the shards show as one queue) */
@@ -41,11 +42,16 @@ export class PoolMetrics {
   onMessage(message: ChildMessage): void {
     if (message.type !== 'events') return;
     for (const [event, , n] of message.counts) {
-      if (event === 'registered' || event === 'duplicate' || event === 'failed') this.registrations.inc({ outcome: event }, n);
+      if (event === 'registered' || event === 'duplicate' || event === 'failed' || event === 'cancelled') this.registrations.inc({ outcome: event }, n);
       else if (event === 'tooMany') this.tooMany.inc(n);
       else if (event === 'permit') this.permits.inc(n);
     }
     for (const ms of message.waitsMs) this.waits.observe(ms / 1000);
+  }
+
+  /** Whether the registration API counts as available (steering/outage.ts). */
+  api(available: boolean): void {
+    this.apiAvailable.set(available ? 1 : 0);
   }
 
   slot(slot: number, up: boolean): void {

@@ -30,6 +30,8 @@ import type { SellerTokens } from '../registration/tokens.js';
 import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
+import { cancelDetail } from '../steering/cancel.js';
+import { FailureStreak, TRIP_AFTER, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type RegistrationJob } from '../queue.js';
 
@@ -70,6 +72,8 @@ export interface ProcessorDeps {
   tokens?: SellerTokens;
   /** The pauses in force (read every PAUSE_POLL_MS); absent: nothing is ever paused (bench peers). */
   pauses?: PauseWatch;
+  /** The breaker closed by this process's probe: release the rows held for the outage. */
+  onApiBack?: () => void;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
   onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
@@ -137,14 +141,26 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   }
 
   /** The seller is paused: the row is set aside, delayed until a resume promotes it (or HELD_RECHECK_MS), no attempt used. */
-  async function hold(job: Job<RegistrationJob>, token: string | undefined, pause: Pause): Promise<never> {
+  async function hold(job: Job<RegistrationJob>, token: string | undefined, why: { reason: string }): Promise<never> {
     deps.onEvent?.('held', job.data.sellerId);
-    log.debug({ sellerId: job.data.sellerId, row: job.data.row, reason: pause.reason }, 'seller paused: row held');
+    log.debug({ sellerId: job.data.sellerId, row: job.data.row, reason: why.reason }, 'row held');
     if (job.id) await noteHeld(deps.redis, ns, job.data.sellerId, job.queueQualifiedName, job.id);
     const dueAt = deps.now() + HELD_RECHECK_MS;
     await job.moveToDelayed(dueAt, token);
     deps.onDelayed?.(dueAt);
     throw new DelayedError();
+  }
+
+  /** The upload was cancelled: the row is counted cancelled and sends nothing. */
+  async function cancelRow(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<ProcessResult> {
+    const { sellerId, uploadId, row } = job.data;
+    const counts = await limiter.complete(
+      { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '' },
+      { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
+      deps.uploadRetentionS,
+    );
+    if (counts.counted) log.debug({ sellerId, uploadId, row }, 'upload cancelled: row not sent');
+    return { outcome: 'cancelled', reason: cancelDetail.reason };
   }
 
   /** The marketplace refused the seller's credentials: the seller is paused, the row held. */
@@ -155,6 +171,39 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     deps.pauses?.note(sellerId, inForce);
     if (changed) log.warn({ sellerId, reason: pause.reason }, 'seller paused: the marketplace refused its credentials; its rows wait until they change or `resume --seller`');
     return hold(job, token, inForce);
+  }
+
+  /** This process's calls in a row without a usable answer (steering/outage.ts). */
+  const streak = new FailureStreak();
+  const OUTAGE = { reason: 'the registration API is unavailable' };
+
+  /** While the API counts as unavailable: true when this row goes as the pool's probe. */
+  async function mayProbe(): Promise<boolean> {
+    return takeProbe(deps.redis, ns).catch(() => false);
+  }
+
+  /** A call's result for the breaker; returns true when the API now counts as unavailable. */
+  async function noteAnswer(usable: boolean): Promise<boolean> {
+    if (!deps.pauses) return false;
+    const now = deps.now();
+    if (usable) {
+      streak.reset();
+      if (deps.pauses.apiDown()) {
+        deps.pauses.noteApi(undefined);
+        if (await markApiUp(deps.redis, ns).catch(() => false)) {
+          log.info('the registration API answers again: the pool resumes sending');
+          deps.onApiBack?.();
+        }
+      }
+      return false;
+    }
+    if (deps.pauses.apiDown()) return true;
+    if (!streak.note(false, now)) return false;
+    deps.pauses.noteApi({ since: now });
+    if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
+      log.warn({ callsWithoutAnswer: TRIP_AFTER }, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes once a second');
+    }
+    return true;
   }
 
   /** Rules this process last wrote, by seller, and when. */
@@ -193,10 +242,20 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
     const ahead = await permitAheadOf(job, token);
+    if (deps.pauses?.cancelled(uploadId)) return cancelRow(job, ahead);
     const paused = deps.pauses?.of(sellerId);
     if (paused) {
       await giveBack(job, ahead);
       return hold(job, token, paused);
+    }
+    // the API counts as unavailable: one row a second in the pool goes as a probe, the rest wait
+    let probe = false;
+    if (deps.pauses?.apiDown()) {
+      probe = await mayProbe();
+      if (!probe) {
+        await giveBack(job, ahead);
+        return hold(job, token, OUTAGE);
+      }
     }
     let accessToken: { token: string; renewed: boolean } | undefined;
     if (deps.tokens) {
@@ -216,11 +275,16 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (!permit.granted) return delay(job, token, permit.waitMs);
     // a permit for a moment from now (a few ms): its place is reserved
     if (permit.waitMs > 0) await new Promise((r) => setTimeout(r, permit.waitMs + 1));
-    // a pause that came while the permit was asked: the call does not leave
+    // a cancel or a pause that came while the permit was asked: the call does not leave
+    if (deps.pauses?.cancelled(uploadId)) return cancelRow(job, granted);
     const pausedNow = deps.pauses?.of(sellerId);
     if (pausedNow) {
       await giveBack(job, granted);
       return hold(job, token, pausedNow);
+    }
+    if (!probe && deps.pauses?.apiDown()) {
+      await giveBack(job, granted);
+      return hold(job, token, OUTAGE);
     }
 
     let outcome: ApiOutcome;
@@ -233,6 +297,12 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
     const ids = { sellerId, uploadId, row, member, sendId };
+    // an adapter fault says nothing of the API; anything else answered is a usable answer
+    if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient'))) {
+      // no usable answer while the API is down: the row waits for it, without using an attempt
+      await limiter.complete(ids, undefined, deps.uploadRetentionS);
+      return hold(job, token, OUTAGE);
+    }
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {
       await noteRule(sellerId, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));

@@ -15,7 +15,7 @@ import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
 import { Redactor } from '../registration/redactor.js';
 import { SellerTokens } from '../registration/tokens.js';
-import { PauseWatch, resumeSeller } from '../steering/pauses.js';
+import { PauseWatch, releaseHeld, resumeSeller } from '../steering/pauses.js';
 import { QueueSet } from '../queue.js';
 import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
 import type { RegistrationJob } from '../queue.js';
@@ -133,6 +133,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const kicker = createWakeKicker(() => Promise.all([...workers.keys()].map((prefix) => redis.exists(`${prefix}:wake`))));
   const processor = createProcessor({
     redis, limiter, api, log, credentials, pauses,
+    // this process's probe closed the breaker: the rows held for the outage go again
+    onApiBack: () => void releaseHeld(redis, ns, undefined, heldQueues, log).catch((err: Error) => log.warn({ err }, 'could not release the rows held for the outage')),
     ...(tokens ? { tokens } : {}),
     countAhead: !cluster,
     // on a single Redis the next row's permit is asked in the write that finishes this one,

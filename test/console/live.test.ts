@@ -8,7 +8,7 @@ import type { SellerStatus, UploadStatus } from '../../src/progress/status.js';
 afterEach(() => { vi.useRealTimers(); });
 
 const upload = (sellerId: string, uploadId: string, registered: number, total = 10): UploadStatus => ({
-  uploadId, sellerId, file: `${sellerId}.xlsx`, createdAt: 1, total, registered, duplicate: 0, failed: 0,
+  uploadId, sellerId, file: `${sellerId}.xlsx`, createdAt: 1, total, registered, duplicate: 0, failed: 0, cancelled: 0, cancelledAt: undefined,
   pending: total - registered, lost: 0, invalid: 0, done: registered >= total,
 });
 const seller = (sellerId: string, nextPermitInMs = 0): SellerStatus => ({

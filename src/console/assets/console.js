@@ -30,6 +30,42 @@ function h(tag, attrs, ...children) {
 const withToken = (url) => (token ? `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : url);
 const authHeaders = () => (token ? { Authorization: `Bearer ${token}` } : {});
 
+/** A write to the JSON API (cancel, pause, resume); then the view is read again at once. */
+async function post(url, body) {
+  const res = await fetch(url, {
+    method: 'POST', credentials: 'same-origin',
+    headers: { ...authHeaders(), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const answer = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (!res.ok) {
+    window.alert(answer.error || `HTTP ${res.status}`);
+    return;
+  }
+  const view = await fetch(withToken('/api/uploads'), { headers: authHeaders(), credentials: 'same-origin' }).then((r) => r.json()).catch(() => undefined);
+  if (view) render(view);
+}
+
+/** A button that calls `action` on click. */
+function button(attrs, text, action) {
+  const el = h('button', { type: 'button', ...attrs }, text);
+  el.addEventListener('click', (e) => { e.preventDefault(); action(el); });
+  return el;
+}
+
+/** Cancel, then a confirmation in its place (data-test="confirm") before anything is sent. */
+function cancelControl(u) {
+  const box = h('span', { class: 'cancel-box' });
+  const ask = button({ 'data-test': 'cancel', class: 'secondary' }, t.cancel, () => {
+    box.replaceChildren(
+      h('span', { class: 'confirm-text' }, t.cancelConfirmText),
+      button({ 'data-test': 'confirm', class: 'danger' }, t.cancelConfirm, (b) => { b.disabled = true; void post(`/api/uploads/${u.uploadId}/cancel`); }),
+      button({ 'data-test': 'confirm-no', class: 'secondary' }, t.cancelKeep, () => box.replaceChildren(ask)));
+  });
+  box.append(ask);
+  return box;
+}
+
 function duration(ms) {
   const total = Math.max(0, Math.ceil(ms / 1000));
   const hh = Math.floor(total / 3600);
@@ -127,7 +163,7 @@ function paceText(seller) {
 }
 
 function uploadCard(u, seller) {
-  const finished = u.registered + u.duplicate + u.failed;
+  const finished = u.registered + u.duplicate + u.failed + (u.cancelled || 0);
   const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
   const facts = [];
   if (!u.done && seller && seller.paused) {
@@ -138,6 +174,7 @@ function uploadCard(u, seller) {
     if (eta) facts.push(h('span', { 'data-test': 'eta', 'data-pace': seller.pace }, eta));
   }
   const links = [h('a', { href: withToken(`/api/uploads/${u.uploadId}/report`), download: true, 'data-test': 'report' }, t.report)];
+  if (u.state !== 'done' && u.state !== 'cancelled') links.push(cancelControl(u));
   if (u.failed + u.invalid > 0) {
     links.push(h('a', { href: withToken(`/api/uploads/${u.uploadId}/report?failedOnly=1`), download: true, 'data-test': 'failed-only' }, t.failedOnly));
   }
@@ -155,13 +192,25 @@ function uploadCard(u, seller) {
     u.duplicate ? h('span', {}, `${t.duplicate} ${u.duplicate}`) : '',
     h('span', { class: u.failed ? 'error' : '' }, `${t.failed} ${u.failed}`),
     u.pending ? h('span', {}, `${t.pending} ${u.pending}`) : '',
+    u.cancelled ? h('span', {}, `${t.cancelled} ${u.cancelled}`) : '',
     u.lost ? h('span', { class: 'error' }, `${t.lost} ${u.lost}`) : ''),
   facts.length ? h('p', { class: 'facts' }, facts) : '',
   u.failures && u.failures.length ? h('ul', { class: 'reasons' }, u.failures.slice(0, 5).map((f) => h('li', {}, `${f.count} × ${f.reason}`))) : '',
   h('p', { class: 'links' }, links));
 }
 
+/** "API unavailable since ..." on both pages while the breaker is open. */
+function renderApi(view) {
+  const el = document.querySelector('[data-test="api"]');
+  if (!el) return;
+  const down = view.api && view.api.available === false;
+  el.hidden = !down;
+  el.dataset.available = down ? '0' : '1';
+  el.textContent = down ? `${t.apiDown} ${new Date(view.api.since).toLocaleTimeString()}` : '';
+}
+
 function renderSeller(view) {
+  renderApi(view);
   const list = document.querySelector('[data-test="uploads"]');
   const seller = view.sellers[0];
   if (view.uploads.length === 0) return list.replaceChildren(h('p', { class: 'empty' }, t.noUploads));
@@ -178,8 +227,17 @@ function sellerSection(s, uploads) {
       h('strong', {}, s.sellerId),
       h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate}; ${t[`ruleFrom_${s.ruleSource || 'config'}`]})`),
       s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
-      s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : ''),
+      s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : '',
+      s.paused
+        ? button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`))
+        : pauseControl((reason) => post(`/api/sellers/${encodeURIComponent(s.sellerId)}/pause`, { reason }), 'pause')),
     h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
+}
+
+/** Pause with an optional reason (an input beside the button). */
+function pauseControl(send, hook) {
+  const reason = h('input', { type: 'text', class: 'reason', 'data-test': `${hook}-reason`, placeholder: t.pauseReason, 'aria-label': t.pauseReason, maxlength: 200 });
+  return h('span', { class: 'pause-box' }, reason, button({ 'data-test': hook, class: 'secondary' }, t.pause, () => void send(reason.value.trim())));
 }
 
 /**
@@ -191,6 +249,7 @@ let lastOpsView = initial;
 
 function renderOps(view) {
   lastOpsView = view;
+  renderApi(view);
   const pool = document.querySelector('[data-test="pool"]');
   pool.dataset.up = view.pool.up;
   pool.dataset.expected = view.pool.expected;
@@ -198,6 +257,13 @@ function renderOps(view) {
     view.pool.expected > 0
       ? h('span', { class: view.pool.up < view.pool.expected ? 'error' : 'ok' }, `${view.pool.up} / ${view.pool.expected} ${t.processesUp}`)
       : h('span', { class: 'error' }, t.noPool));
+  const steer = document.querySelector('[data-test="steer-all"]');
+  if (steer && !steer.dataset.built) {
+    steer.dataset.built = '1';
+    steer.replaceChildren(
+      pauseControl((reason) => post('/api/pause-all', { reason }), 'pause-all'),
+      button({ 'data-test': 'resume-all', class: 'secondary' }, t.resumeAll, () => void post('/api/resume-all')));
+  }
   const failures = document.querySelector('[data-test="failures"]');
   failures.replaceChildren(...(view.failures.length
     ? view.failures.slice(0, 20).map((f) => h('li', { 'data-reason': f.reason, 'data-count': f.count }, h('strong', {}, String(f.count)), ` × ${f.reason}`))

@@ -39,6 +39,7 @@ function layout(lang: Lang, title: string, body: Html, data: { page: string; tok
     </nav>
   </div>
 </header>
+<p class="api-down" data-test="api" data-available="1" hidden></p>
 <main>
 ${body}
 </main>
@@ -91,7 +92,7 @@ export function sellerPage(lang: Lang, token: string, sellerId: string, initial:
 export function operatorPage(lang: Lang, initial: unknown): Html {
   const t = STRINGS[lang];
   const body = html`<section class="card summary">
-  <div class="pool" data-test="pool"><h2>${t.pool}</h2><p class="pool-figures"></p></div>
+  <div class="pool" data-test="pool"><h2>${t.pool}</h2><p class="pool-figures"></p><p class="steer" data-test="steer-all"></p></div>
   <div class="failures"><h2>${t.failuresHead}</h2><ul data-test="failures"></ul></div>
 </section>
 <details class="card">

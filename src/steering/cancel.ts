@@ -1,0 +1,134 @@
+/**
+ * Cancelling an upload (cli.md "Steering uploads"): its rows not yet sent end
+ * `cancelled`; a row whose call is in flight ends as its answer says.
+ *
+ * - `cancelledAt` on the upload's hash and `{ns}:cancels` (zset uploadId -> ms):
+ *   every worker process reads the set with the pauses (PauseWatch, every
+ *   PAUSE_POLL_MS) and checks it before a row asks for a permit and again right
+ *   before its call leaves; such a row is counted `cancelled` and sends nothing.
+ * - The command writes both, waits until every process has read them, and only
+ *   then removes the upload's waiting and delayed jobs (BullMQ's job.remove,
+ *   which refuses a job locked by a worker) and counts each removed row
+ *   `cancelled`. A job a worker has just taken is therefore either refused by
+ *   remove (the worker sees the flag and counts it) or was past its last check
+ *   before the flag was visible (its call was already granted): no third case
+ *   sends a call after the command returns. Counting is once per row, first
+ *   outcome wins, so a row counted by both is counted once.
+ */
+import type { Config } from '../config.js';
+import { namespaceOf, rowMember, uploadIndexKey, uploadKeys } from '../keys.js';
+import type { RedisClient } from '../redis.js';
+import type { QueueSet } from '../queue.js';
+import { jobIdFor } from '../queue.js';
+import { openRows } from '../upload/lost-rows.js';
+import type { PermitLimiter } from '../rate-limit/limiter.js';
+import { PAUSE_POLL_MS } from './pauses.js';
+
+export const cancelsKey = (ns: string) => `${ns}:cancels`;
+
+/** The seller of an upload, from the upload index; undefined when unknown. */
+export async function sellerOfUpload(redis: RedisClient, ns: string, uploadId: string): Promise<string | undefined> {
+  const members = await redis.zrange(uploadIndexKey(ns), '0', '-1');
+  const hit = members.find((m) => m.endsWith(`/${uploadId}`));
+  return hit?.slice(0, hit.length - uploadId.length - 1);
+}
+
+export const cancelDetail = { status: 'cancelled', outcome: 'cancelled', reason: 'cancelled before it was sent' } as const;
+
+/**
+ * Cancels the upload. Returns undefined for an unknown upload, else how many rows
+ * this call counted cancelled (the workers count the ones they hold).
+ */
+export async function cancelUpload(
+  deps: { redis: RedisClient; config: Config; queues: QueueSet; limiter: PermitLimiter; now: () => number },
+  uploadId: string,
+): Promise<{ sellerId: string; removed: number } | undefined> {
+  const { redis, config, queues, limiter } = deps;
+  const ns = namespaceOf(config.queuePrefix);
+  const sellerId = await sellerOfUpload(redis, ns, uploadId);
+  if (!sellerId) return undefined;
+  const keys = uploadKeys(ns, sellerId, uploadId);
+  if (!(await redis.exists(keys.upload))) return undefined;
+  const now = deps.now();
+  await redis.hsetnx(keys.upload, 'cancelledAt', now);
+  await redis.zadd(cancelsKey(ns), now, uploadId);
+  // an entry lives as long as the upload's counters
+  await redis.zremrangebyscore(cancelsKey(ns), '-inf', now - config.uploadRetentionS * 1000);
+  // every worker process has read the flag: from here on none sends a row of it
+  await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
+
+  const { open } = await openRows(redis, config, ns, sellerId, uploadId);
+  const queuePrefix = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
+  const queue = queues.get(queuePrefix);
+  let removed = 0;
+  for (let i = 0; i < open.length; i += 100) {
+    await Promise.all(open.slice(i, i + 100).map(async (row) => {
+      const job = await queue.getJob(jobIdFor(uploadId, row));
+      if (!job) return;
+      const state = await job.getState();
+      if (state !== 'waiting' && state !== 'delayed' && state !== 'prioritized' && state !== 'waiting-children') return;
+      try {
+        await job.remove();
+      } catch {
+        return; // a worker took it a moment ago: it sees the flag and counts it
+      }
+      const counts = await limiter.complete(
+        { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
+        { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
+        config.uploadRetentionS,
+      );
+      if (counts.counted) removed++;
+    }));
+  }
+  return { sellerId, removed };
+}
+
+/**
+ * The same file uploaded again after a cancel: its cancelled rows are counted
+ * out again and returned, so that the producer enqueues exactly them (under
+ * their own job ids and idempotency keys: nothing already registered is sent).
+ */
+export async function reopenCancelled(redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet): Promise<number[]> {
+  const ns = namespaceOf(config.queuePrefix);
+  const keys = uploadKeys(ns, sellerId, uploadId);
+  if (!(await redis.hget(keys.upload, 'cancelledAt'))) return [];
+  const rows = await redis.hgetall(keys.rows);
+  const cancelled = Object.entries(rows).filter(([, v]) => {
+    try {
+      return (JSON.parse(v) as { status?: string }).status === 'cancelled';
+    } catch {
+      return false;
+    }
+  }).map(([row]) => Number(row));
+  const queue = queues.get((await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix);
+  // a job a worker finished as cancelled keeps its id: gone first, so that the same id can be added again
+  for (const row of cancelled) await queue.remove(jobIdFor(uploadId, row)).catch(() => 0);
+  const tx = redis.multi().hdel(keys.upload, 'cancelledAt');
+  if (cancelled.length > 0) tx.hdel(keys.rows, ...cancelled.map(String)).hincrby(keys.upload, 'cancelled', -cancelled.length);
+  await tx.exec();
+  await redis.zrem(cancelsKey(ns), uploadId);
+  return cancelled.sort((a, b) => a - b);
+}
+
+/**
+ * Cancelled uploads that are now finished and whose `upload finished` line is not
+ * written yet: each is returned once across every pool (HSETNX), with its counts.
+ */
+export async function finishedCancels(redis: RedisClient, ns: string, sinceMs: number): Promise<Array<Record<string, number | string>>> {
+  const ids = await redis.zrangebyscore(cancelsKey(ns), sinceMs, '+inf');
+  if (ids.length === 0) return [];
+  const index = await redis.zrange(uploadIndexKey(ns), '0', '-1');
+  const out: Array<Record<string, number | string>> = [];
+  for (const uploadId of ids) {
+    const member = index.find((m) => m.endsWith(`/${uploadId}`));
+    if (!member) continue;
+    const sellerId = member.slice(0, member.length - uploadId.length - 1);
+    const key = uploadKeys(ns, sellerId, uploadId).upload;
+    const h = await redis.hgetall(key);
+    const n = (k: string) => Number(h[k] ?? 0);
+    if (h.finishedLogged || n('registered') + n('duplicate') + n('failed') + n('cancelled') < n('total')) continue;
+    if ((await redis.hsetnx(key, 'finishedLogged', 1)) !== 1) continue;
+    out.push({ sellerId, uploadId, total: n('total'), registered: n('registered'), duplicate: n('duplicate'), failed: n('failed'), cancelled: n('cancelled') });
+  }
+  return out;
+}

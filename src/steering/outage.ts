@@ -1,0 +1,86 @@
+/**
+ * Riding out an API outage (cli.md "Steering uploads", API outages): a circuit
+ * breaker shared by every process of the pool through Redis.
+ *
+ * - Closed: each process watches its own calls. After TRIP_AFTER calls in a row
+ *   with no usable answer (5xx, timeout, refused or dropped connection), within
+ *   TRIP_WINDOW_MS, it sets `{ns}:api-down` ({ since }) and the whole pool holds:
+ *   every process reads the key with the pauses (every PAUSE_POLL_MS). An answer
+ *   of any kind (201, 409, 422, 429...) resets the count, so one seller's bad rows
+ *   or one slow request never trip it.
+ * - Open: rows are held aside as for a pause (no attempt used). Once per
+ *   PROBE_EVERY_MS, one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
+ *   probe. A usable answer closes the breaker (the key is deleted) and the held
+ *   rows are released; a failed probe is held too, without using an attempt.
+ *
+ * opossum and cockatiel keep a breaker's state in one process's memory; 16
+ * processes each tripping on their own would each send their own calls and
+ * probes into a dead API, so the state lives in Redis here, read with the
+ * pauses at no extra round trip per row.
+ */
+import type { RedisClient } from '../redis.js';
+
+export const TRIP_AFTER = 5;
+export const TRIP_WINDOW_MS = 10_000;
+export const PROBE_EVERY_MS = 1000;
+
+export const apiDownKey = (ns: string) => `${ns}:api-down`;
+export const apiProbeKey = (ns: string) => `${ns}:api-probe`;
+
+export interface ApiDown {
+  /** ms since the epoch. */
+  since: number;
+}
+
+export function parseApiDown(json: string | null | undefined): ApiDown | undefined {
+  if (!json) return undefined;
+  try {
+    const v = JSON.parse(json) as ApiDown;
+    return typeof v?.since === 'number' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One process's count of calls in a row without a usable answer. Pure but for the clock passed in. */
+export class FailureStreak {
+  private streak = 0;
+  private firstAt = 0;
+
+  /** Notes a call's result; true when this one makes the streak trip the breaker. */
+  note(usable: boolean, now: number): boolean {
+    if (usable) {
+      this.streak = 0;
+      return false;
+    }
+    if (this.streak === 0 || now - this.firstAt > TRIP_WINDOW_MS) {
+      this.streak = 0;
+      this.firstAt = now;
+    }
+    this.streak++;
+    return this.streak >= TRIP_AFTER;
+  }
+
+  reset(): void {
+    this.streak = 0;
+  }
+}
+
+/** Opens the breaker for the pool; true when this call opened it (the others found it open). */
+export async function markApiDown(redis: RedisClient, ns: string, now: number): Promise<boolean> {
+  return (await redis.set(apiDownKey(ns), JSON.stringify({ since: now }), 'NX')) === 'OK';
+}
+
+/** Closes it; true when this call closed it. */
+export async function markApiUp(redis: RedisClient, ns: string): Promise<boolean> {
+  return (await redis.del(apiDownKey(ns))) === 1;
+}
+
+/** While open: whether this row may go as the pool's probe now (one per PROBE_EVERY_MS). */
+export async function takeProbe(redis: RedisClient, ns: string): Promise<boolean> {
+  return (await redis.set(apiProbeKey(ns), '1', 'PX', PROBE_EVERY_MS, 'NX')) === 'OK';
+}
+
+export async function readApiDown(redis: RedisClient, ns: string): Promise<ApiDown | undefined> {
+  return parseApiDown(await redis.get(apiDownKey(ns)));
+}

@@ -1,0 +1,188 @@
+/**
+ * Signed notifications (cli.md "Notifications"), following the Standard Webhooks
+ * specification: `webhook-id`, `webhook-timestamp`, `webhook-signature`, signed
+ * with the `standardwebhooks` library that receivers verify with.
+ *
+ * Events come from what Redis holds, not from the moment something happened, so
+ * that none is lost to a crash in between:
+ * - `{ns}:unnotified` (zset uploadId -> created ms): every upload, added by the
+ *   producer. The pool's supervisor looks at it every second; an upload that is
+ *   finished (or cancelled and finished) becomes `upload.finished` (or
+ *   `upload.cancelled`) and leaves the set only once its event is in the outbox.
+ * - `{ns}:pauses-notified` (hash): the pauses last announced. A pause that is
+ *   new or changed becomes `seller.paused`, one that is gone `seller.resumed`.
+ *
+ * The outbox is a BullMQ queue (`webhooks`): an event's job id is its
+ * webhook-id, derived from what it is about (`upload.finished-<uploadId>`), so
+ * it is added once however many pools see it, kept across restarts, and retried
+ * with backoff for more than 24 h while the receiver answers anything but 2xx.
+ */
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import axios from 'axios';
+import { Webhook } from 'standardwebhooks';
+import { ConfigError, type Config } from '../config.js';
+import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+import { maskUrl } from '../logger.js';
+import type { RedisClient } from '../redis.js';
+import { readStatus, statusJson } from '../progress/status.js';
+import { readPauses, type Pause } from './pauses.js';
+
+export const WEBHOOK_QUEUE = 'webhooks';
+/** Attempts: with the backoff below, the last is more than 24 h after the first. */
+export const WEBHOOK_ATTEMPTS = 40;
+
+export const unnotifiedKey = (ns: string) => `${ns}:unnotified`;
+export const pausesNotifiedKey = (ns: string) => `${ns}:pauses-notified`;
+
+export type WebhookEventType = 'upload.finished' | 'upload.cancelled' | 'seller.paused' | 'seller.resumed';
+
+export interface WebhookEvent {
+  id: string;
+  type: WebhookEventType;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** Delay before attempt n + 1 (ms): 5 s, 10 s, 20 s ... doubling up to 1 h. */
+export function webhookBackoff(attemptsMade: number): number {
+  return Math.min(3_600_000, 5000 * 2 ** Math.max(0, attemptsMade - 1));
+}
+
+/**
+ * UPLOAD_WEBHOOK_SECRET checked as the specification writes it (`whsec_` and a
+ * base64 key of at least 16 bytes). @throws ConfigError (never showing the value).
+ */
+export function checkWebhookConfig(config: Config): Webhook | undefined {
+  if (!config.webhookUrl) return undefined;
+  const secret = config.webhookSecret ?? '';
+  if (!secret) throw new ConfigError('UPLOAD_WEBHOOK_SECRET is missing: with UPLOAD_WEBHOOK_URL set, give the signing secret as whsec_<base64 key>.');
+  const key = secret.startsWith('whsec_') ? secret.slice(6) : undefined;
+  const bytes = key !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(key) ? Buffer.from(key, 'base64') : undefined;
+  if (!bytes || bytes.length < 16) {
+    throw new ConfigError('UPLOAD_WEBHOOK_SECRET=(hidden) is invalid: expected whsec_ followed by a base64 key of at least 16 bytes, as the Standard Webhooks specification writes it.');
+  }
+  return new Webhook(secret);
+}
+
+/** The outbox on the queue prefix's own slot. */
+export function webhookQueue(config: Config, connection: ConnectionOptions): Queue<WebhookEvent> {
+  return new Queue<WebhookEvent>(WEBHOOK_QUEUE, { connection, prefix: config.queuePrefix });
+}
+
+const jobIdOf = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, '-');
+
+async function enqueue(queue: Queue<WebhookEvent>, event: WebhookEvent): Promise<void> {
+  await queue.add(event.type, event, {
+    jobId: jobIdOf(event.id),
+    attempts: WEBHOOK_ATTEMPTS,
+    backoff: { type: 'webhook' },
+    removeOnComplete: { age: 7 * 86_400 },
+    removeOnFail: { age: 7 * 86_400 },
+  });
+}
+
+/**
+ * One look at what is due: finished uploads and changed pauses become events in
+ * the outbox (or, without a URL, are only marked seen). Returns the events added.
+ */
+export async function collectEvents(redis: RedisClient, config: Config, queue: Queue<WebhookEvent> | undefined, now = Date.now()): Promise<WebhookEvent[]> {
+  const ns = namespaceOf(config.queuePrefix);
+  const added: WebhookEvent[] = [];
+  const ids = await redis.zrange(unnotifiedKey(ns), '0', '-1');
+  if (ids.length > 0) {
+    const index = new Map((await redis.zrange(uploadIndexKey(ns), '0', '-1')).map((m) => {
+      const slash = m.indexOf('/');
+      return [m.slice(slash + 1), m.slice(0, slash)] as const;
+    }));
+    for (const uploadId of ids) {
+      const sellerId = index.get(uploadId);
+      const counts = sellerId ? await redis.hmget(uploadKeys(ns, sellerId, uploadId).upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled') : [null];
+      if (!sellerId || counts[0] === null) {
+        await redis.zrem(unnotifiedKey(ns), uploadId); // expired: nothing to tell
+        continue;
+      }
+      const [total, ...finished] = counts.map((v) => Number(v ?? 0)) as [number, ...number[]];
+      // not finished (lost rows aside, which status counts): looked at again next time
+      if (finished.reduce((a, b) => a + b, 0) < total && !(await readStatus(redis, config, { uploadId })).uploads[0]?.done) continue;
+      const upload = statusJson(await readStatus(redis, config, { uploadId })).uploads[0];
+      if (!upload?.done) continue;
+      const type: WebhookEventType = upload.state === 'cancelled' ? 'upload.cancelled' : 'upload.finished';
+      const event: WebhookEvent = { id: `${type}-${uploadId}`, type, timestamp: new Date(now).toISOString(), data: { upload } };
+      if (queue) await enqueue(queue, event);
+      await redis.zrem(unnotifiedKey(ns), uploadId);
+      added.push(event);
+    }
+  }
+  const [pauses, told] = await Promise.all([readPauses(redis, ns), redis.hgetall(pausesNotifiedKey(ns))]);
+  const seen = new Set<string>();
+  for (const [sellerId, pause] of pauses) {
+    seen.add(sellerId);
+    const json = JSON.stringify(pause);
+    if (told[sellerId] === json) continue;
+    const event = sellerEvent('seller.paused', sellerId, pause, now);
+    if (queue) await enqueue(queue, event);
+    await redis.hset(pausesNotifiedKey(ns), sellerId, json);
+    added.push(event);
+  }
+  for (const [sellerId, json] of Object.entries(told)) {
+    if (seen.has(sellerId)) continue;
+    let was: Pause | undefined;
+    try {
+      was = JSON.parse(json) as Pause;
+    } catch {
+      was = undefined;
+    }
+    const event = sellerEvent('seller.resumed', sellerId, was, now);
+    if (queue) await enqueue(queue, event);
+    await redis.hdel(pausesNotifiedKey(ns), sellerId);
+    added.push(event);
+  }
+  return added;
+}
+
+function sellerEvent(type: 'seller.paused' | 'seller.resumed', sellerId: string, pause: Pause | undefined, now: number): WebhookEvent {
+  // a pause is known by its start: the same pause gives the same id, a new one a new id
+  const since = pause?.since ?? 0;
+  const seller = { sellerId: sellerId === '*' ? '*' : sellerId, paused: type === 'seller.paused' && pause ? { reason: pause.reason, by: pause.by, since: pause.since } : null };
+  return { id: `${type}-${sellerId === '*' ? 'all' : sellerId}-${since}`, type, timestamp: new Date(now).toISOString(), data: { seller } };
+}
+
+/** The body a receiver gets: the event without its id (the id is the webhook-id header). */
+export const webhookBody = (e: WebhookEvent) => JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data });
+
+/** Delivers the outbox: one POST per attempt, signed with that attempt's timestamp. */
+export function startWebhookDelivery(config: Config, connection: ConnectionOptions, signer: Webhook, log: Logger): Worker<WebhookEvent> {
+  const url = config.webhookUrl!;
+  const worker = new Worker<WebhookEvent>(WEBHOOK_QUEUE, async (job: Job<WebhookEvent>) => {
+    const body = webhookBody(job.data);
+    const msgId = `msg_${job.id}`;
+    const at = new Date();
+    const res = await axios.post(url, body, {
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': msgId,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signer.sign(msgId, at, body),
+      },
+      timeout: 10_000,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      transformResponse: [(d: unknown) => d],
+    }).catch((err: { code?: string }) => ({ status: 0, code: err?.code }));
+    if (res.status >= 200 && res.status < 300) {
+      log.info({ webhookId: msgId, type: job.data.type, attempt: job.attemptsMade + 1 }, 'webhook delivered');
+      return;
+    }
+    const why = res.status ? `the receiver answered ${res.status}` : `no answer (${(res as { code?: string }).code ?? 'error'})`;
+    log.warn({ webhookId: msgId, type: job.data.type, attempt: job.attemptsMade + 1, url: maskUrl(url), why }, 'webhook not delivered; it is sent again later');
+    throw new Error(why);
+  }, {
+    connection,
+    prefix: config.queuePrefix,
+    concurrency: 4,
+    settings: { backoffStrategy: (attemptsMade: number) => webhookBackoff(attemptsMade) },
+  });
+  worker.on('error', () => undefined);
+  return worker;
+}

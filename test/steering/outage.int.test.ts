@@ -1,0 +1,88 @@
+/**
+ * An API outage with real worker processes: every call answered 503 for a while,
+ * then refused connections. The pool stops sending and probes about once a
+ * second, no row uses its attempts on the outage (MAX_ATTEMPTS 5 with backoff
+ * would give up within ~15 s), and once the API answers the rows go on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { MockRegistrationApi } from '../../src/mock-api/server.js';
+import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+
+let redis: TestRedis;
+let api: MockRegistrationApi;
+let port: number;
+let env: NodeJS.ProcessEnv;
+let pool: Running;
+const dir = mkdtempSync(join(tmpdir(), 'br-outage-'));
+const OUTAGE_MS = 20_000;
+
+const registered = () => Object.values(api.statsSnapshot().sellers).reduce((n, s) => n + s.registered, 0);
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  api = new MockRegistrationApi({ limit: 50, windowMs: 1000, latencyMs: { min: 20, max: 60 } });
+  port = await api.listen(0);
+  env = baseEnv({
+    REDIS_URL: redis.url, REGISTRATION_API_URL: `http://127.0.0.1:${port}`, QUEUE_PREFIX: '{outage}',
+    RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '100', API_TIMEOUT_MS: '2000', METRICS_PORT: '0',
+  });
+  pool = startCli(['workers', '--processes', '8'], env);
+  await pool.waitFor(/worker process ready/);
+  for (const seller of ['O1', 'O2', 'O3']) {
+    const file = join(dir, `${seller}.xlsx`);
+    writeFileSync(file, await buildProductSheet(sampleProducts(seller, 400)));
+    expect((await runCli(['upload', file, '--seller', seller], env)).code).toBe(0);
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await pool?.stop('SIGKILL');
+  await api?.close();
+  await redis?.stop();
+});
+
+describe('an API outage', () => {
+  it('holds every row through 20 s of 503s and 10 s of refused connections, probes about once a second, and fails no row', async () => {
+    await until('rows flowing', () => registered() >= 150);
+    // 503s
+    api.setOutage(true);
+    const downAt = Date.now();
+    await until('the pool says the API is unavailable', async () => JSON.parse((await runCli(['status', '--json'], env)).stdout).api?.available === false, 10_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - downAt))));
+    const during503 = api.outageCalls.length;
+    // then refused connections
+    await api.close();
+    await new Promise((r) => setTimeout(r, 10_000));
+    api.setOutage(false);
+    await api.listen(port);
+    const backAt = Date.now();
+    const before = registered();
+    await until('first registration after the outage', () => registered() > before, 10_000);
+    const firstCallAfterMs = Date.now() - backAt;
+    const done = await runCli(['status', '--wait', '--json'], env, 180_000);
+    const end = JSON.parse(done.stdout);
+    for (const u of end.uploads) expect(u).toMatchObject({ total: 400, registered: 400, failed: 0, pending: 0 });
+    expect(end.api).toEqual({ available: true, since: null });
+    const stats = api.statsSnapshot();
+    expect(stats.totals.tooMany).toBe(0);
+    // the 503s in 20 s: the calls in flight when it began, then about one probe a second
+    expect(during503).toBeLessThanOrEqual(120);
+    expect(firstCallAfterMs).toBeLessThanOrEqual(5000);
+    expect(pool.output()).toMatch(/"msg":"the registration API is unavailable: the pool holds its rows/);
+    expect(pool.output()).toMatch(/"msg":"the registration API answers again/);
+    console.log(`outage: ${during503} calls during ${OUTAGE_MS} ms of 503s; first registration ${firstCallAfterMs} ms after the API was back`);
+  }, 240_000);
+});
