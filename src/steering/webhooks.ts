@@ -23,7 +23,6 @@ import { Webhook } from 'standardwebhooks';
 import { ConfigError, type Config } from '../config.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
-import { maskUrl } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import { readStatus, statusJson } from '../progress/status.js';
 import { readPauses, type Pause } from './pauses.js';
@@ -154,6 +153,8 @@ export const webhookBody = (e: WebhookEvent) => JSON.stringify({ type: e.type, t
 /** Delivers the outbox: one POST per attempt, signed with that attempt's timestamp. */
 export function startWebhookDelivery(config: Config, connection: ConnectionOptions, signer: Webhook, log: Logger): Worker<WebhookEvent> {
   const url = config.webhookUrl!;
+  // where to, for the logs: never the query or credentials, which may carry a key
+  const shown = (() => { const u = new URL(url); return `${u.origin}${u.pathname}`; })();
   const worker = new Worker<WebhookEvent>(WEBHOOK_QUEUE, async (job: Job<WebhookEvent>) => {
     const body = webhookBody(job.data);
     const msgId = `msg_${job.id}`;
@@ -175,7 +176,7 @@ export function startWebhookDelivery(config: Config, connection: ConnectionOptio
       return;
     }
     const why = res.status ? `the receiver answered ${res.status}` : `no answer (${(res as { code?: string }).code ?? 'error'})`;
-    log.warn({ webhookId: msgId, type: job.data.type, attempt: job.attemptsMade + 1, url: maskUrl(url), why }, 'webhook not delivered; it is sent again later');
+    log.warn({ webhookId: msgId, type: job.data.type, attempt: job.attemptsMade + 1, receiver: shown, why }, 'webhook not delivered; it is sent again later');
     throw new Error(why);
   }, {
     connection,

@@ -1,0 +1,138 @@
+/**
+ * Signed notifications with real worker pools: every request verifies with the
+ * `standardwebhooks` library a receiver would use; a receiver that is down and
+ * then answers 500 gets every event in the end, under one stable webhook-id
+ * each, across a pool killed and started again; a pool killed right as an
+ * upload finishes still tells of it (in a loop: this is timing); exactly one
+ * upload.finished id per upload.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { freePort } from '../helpers/redis-server.js';
+import { runCli, type Running } from '../helpers/cli.js';
+import { startStage, type Stage } from '../helpers/pipeline.js';
+import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+
+const SECRET = `whsec_${Buffer.from('bulk-register test webhook key 0123456789').toString('base64')}`;
+const dir = mkdtempSync(join(tmpdir(), 'br-webhooks-'));
+let stage: Stage;
+let receiverPort: number;
+
+interface Received { id: string; status: number; verified: boolean; body: { type: string; timestamp: string; data: Record<string, unknown> } }
+
+/** A receiver that verifies each request; the first `failFirst` answers are 500. */
+function startReceiver(failFirst: number) {
+  const got: Received[] = [];
+  const verifier = new Webhook(SECRET);
+  let failed = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let verified = false;
+      try {
+        verifier.verify(body, req.headers as Record<string, string>);
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      const status = failed < failFirst ? 500 : 204;
+      if (status === 500) failed++;
+      got.push({ id: String(req.headers['webhook-id']), status, verified, body: JSON.parse(body) });
+      res.writeHead(status).end();
+    });
+  });
+  return {
+    got,
+    delivered: () => got.filter((g) => g.status === 204),
+    listen: () => new Promise<void>((r) => server.listen(receiverPort, '127.0.0.1', () => r())),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function upload(seller: string, rows: number): Promise<string> {
+  const file = join(dir, `${seller}-${rows}.xlsx`);
+  writeFileSync(file, await buildProductSheet(sampleProducts(seller, rows)));
+  const res = await runCli(['upload', file, '--seller', seller, '--json'], stage.env);
+  return JSON.parse(res.stdout).uploadId;
+}
+
+const done = async (uploadId: string) => JSON.parse((await runCli(['status', '--upload', uploadId, '--json'], stage.env)).stdout).uploads[0]?.done === true;
+
+beforeAll(async () => {
+  receiverPort = await freePort();
+  stage = await startStage({
+    RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '100', QUEUE_PREFIX: '{hooks}',
+    UPLOAD_WEBHOOK_URL: `http://127.0.0.1:${receiverPort}/hooks?key=url-secret-abc`, UPLOAD_WEBHOOK_SECRET: SECRET,
+  }, { MOCK_LATENCY_MS: '5-20' });
+}, 60_000);
+
+afterAll(async () => {
+  await stage?.stop();
+});
+
+describe('signed notifications', () => {
+  it('delivers every event, signed, under one id each, through a receiver that is down then failing and a pool killed in between', async () => {
+    let pool: Running = stage.pool(2);
+    await pool.waitFor(/worker process ready/);
+    const u1 = await upload('W1', 20);
+    expect((await runCli(['pause', '--seller', 'W2', '--reason', 'maintenance'], stage.env)).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await runCli(['resume', '--seller', 'W2'], stage.env)).code).toBe(0);
+    await until('W1 done', () => done(u1));
+    await new Promise((r) => setTimeout(r, 2500)); // the events are in the outbox; the receiver is not up
+    await pool.stop('SIGKILL');
+
+    const receiver = startReceiver(2);
+    await receiver.listen();
+    pool = stage.pool(2);
+    await until('three events delivered', () => receiver.delivered().length >= 3, 90_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(receiver.got.every((g) => g.verified)).toBe(true);
+    const byType = (type: string) => receiver.delivered().filter((g) => g.body.type === type);
+    expect(byType('upload.finished')).toHaveLength(1);
+    expect(byType('upload.finished')[0]!.body.data.upload).toMatchObject({ uploadId: u1, sellerId: 'W1', total: 20, registered: 20, done: true });
+    expect(byType('seller.paused')[0]!.body.data.seller).toMatchObject({ sellerId: 'W2', paused: { reason: 'maintenance', by: 'operator' } });
+    expect(byType('seller.resumed')[0]!.body.data.seller).toMatchObject({ sellerId: 'W2', paused: null });
+    // the 500s were retried under the same id
+    const failedIds = receiver.got.filter((g) => g.status === 500).map((g) => g.id);
+    expect(failedIds).toHaveLength(2);
+    for (const id of failedIds) expect(receiver.delivered().map((g) => g.id)).toContain(id);
+    expect(new Set(receiver.delivered().map((g) => g.id)).size).toBe(receiver.delivered().length);
+    expect(pool.output()).not.toContain('url-secret-abc');
+
+    // killed right as an upload finishes: the event still comes, once
+    for (let round = 0; round < 3; round++) {
+      const u = await upload(`K${round}`, 5);
+      await until(`K${round} done`, () => done(u), 30_000);
+      await pool.stop('SIGKILL');
+      pool = stage.pool(2);
+      await until(`K${round} told`, () => receiver.delivered().some((g) => (g.body.data.upload as { uploadId?: string } | undefined)?.uploadId === u), 30_000);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    const finishedIds = receiver.delivered().filter((g) => g.body.type === 'upload.finished').map((g) => g.id);
+    expect(finishedIds).toHaveLength(4);
+    expect(new Set(finishedIds).size).toBe(4);
+    await pool.stop('SIGKILL');
+    await receiver.close();
+  }, 240_000);
+
+  it('refuses to start with a malformed secret, in one sentence that does not show it', async () => {
+    const res = await runCli(['workers', '--processes', '1'], { ...stage.env, UPLOAD_WEBHOOK_SECRET: 'not-a-whsec-value' }, 30_000);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe('UPLOAD_WEBHOOK_SECRET=(hidden) is invalid: expected whsec_ followed by a base64 key of at least 16 bytes, as the Standard Webhooks specification writes it.\n');
+  });
+});
