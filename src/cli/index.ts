@@ -16,6 +16,7 @@ import { reportCommand } from './report.js';
 import { limitsCommand } from './limits.js';
 import { consoleCommand, consoleLinkCommand } from './console.js';
 import { cancelCommand, pauseCommand, resumeCommand } from './steer.js';
+import { webhookEchoCommand } from './webhook-echo.js';
 
 dotenv.config({ quiet: true });
 
@@ -142,6 +143,12 @@ limits
   .command('reset')
   .argument('<seller>', 'the seller')
   .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
+
+program
+  .command('webhook-echo')
+  .description('a receiver for the pool\'s notifications: verifies each with UPLOAD_WEBHOOK_SECRET and prints it as a JSON line')
+  .addOption(new Option('--port <p>', 'port (default 8787)').argParser(wholeNumber('--port', 0, 65535)))
+  .action((opts: { port?: number }) => run(() => webhookEchoCommand(opts.port ?? 8787, configWith())));
 
 program
   .command('cancel')
