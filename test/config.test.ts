@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 
 /** REDIS_URL's default as the README's table of variables documents it (no Redis is contacted). */
-const documentedRedisUrl = /^\| REDIS_URL \| (\S+) \|/m.exec(readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8'))?.[1];
+const documentedRedisUrl = /^\| REDIS_URL \| (\S+) \|/m.exec(readFileSync(join(PACKAGE_ROOT, 'docs', 'configuration.md'), 'utf8'))?.[1];
 
 describe('loadConfig', () => {
   it('uses the defaults of cli.md', () => {
