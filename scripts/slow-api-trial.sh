@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A pool in front of a slow API, measured by hand (README, "Sizing the pool"):
+# A pool in front of a slow API, measured by hand (docs/operations.md, "Sizing the pool"):
 # SELLERS sellers x 60 rows queued first, then the pool started; rule 20 per 5 s;
 # the mock API answering in LATENCY ms. Prints rows/s and each seller's span.
 #   scripts/slow-api-trial.sh [SELLERS=60] [LATENCY=800-1500]

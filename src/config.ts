@@ -76,7 +76,7 @@ const schema = z.object({
   RATE_LIMIT_WINDOW_MS: intIn(1, 86_400_000, 'a whole number of milliseconds from 1 to 86400000').default(60_000),
   RATE_LIMIT_GUARD_MS: intIn(0, 60_000, 'a whole number of milliseconds from 0 to 60000').default(500),
   WORKER_PROCESSES: intIn(1, 256, 'a whole number of processes from 1 to 256').default(16),
-  // `auto` (measured, README "Sizing the pool"): each process follows the API's answer
+  // `auto` (measured, docs/operations.md "Sizing the pool"): each process follows the API's answer
   // time, 1 slot per 25 ms between 1 and 64 (worker/adaptive-concurrency.ts); a number fixes it
   WORKER_CONCURRENCY: z
     .union([z.literal('auto'), intIn(1, 100, 'auto or a whole number of jobs from 1 to 100')], { message: 'expected auto or a whole number of jobs from 1 to 100' })

@@ -95,7 +95,7 @@ export class QueueSet {
 
 /**
  * The queue prefixes new uploads are spread over: QUEUE_SHARDS of them, or by
- * default 1 on a single Redis and 2 per master on a cluster (README, "Queue
+ * default 1 on a single Redis and 2 per master on a cluster (docs/operations.md, "Queue
  * shards"). `redis` must be connected (a cluster's masters are counted).
  */
 export function resolveShardPrefixes(config: Config, redis: { nodes?: (role: 'master') => unknown[] }): string[] {

@@ -109,7 +109,7 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * ends: the commands issued meanwhile leave in one write, Redis reads them in
  * one read and answers them in one write. Order is kept. On a busy host a
  * socket write and its read cost Redis and the worker about as much as the
- * count's script does (README, "How the throttle works"). `last`, if given,
+ * count's script does (docs/how-it-works.md, "The limiter"). `last`, if given,
  * issues commands that must follow all of them (the next row's permit after
  * BullMQ's completion of this one); it is told how many `last`s this write
  * carries (a permit asked ahead then knows how many fetches went before it).

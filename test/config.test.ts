@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 
-/** REDIS_URL's default as the README's table of variables documents it (no Redis is contacted). */
+/** REDIS_URL's default as the docs/configuration.md's table of variables documents it (no Redis is contacted). */
 const documentedRedisUrl = /^\| REDIS_URL \| (\S+) \|/m.exec(readFileSync(join(PACKAGE_ROOT, 'docs', 'configuration.md'), 'utf8'))?.[1];
 
 describe('loadConfig', () => {

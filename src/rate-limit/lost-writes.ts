@@ -23,7 +23,7 @@
  * or checks again, keeps to it too.
  *
  * Single Redis and Sentinel: the run id and replication id are the master's. Not
- * done on Redis Cluster (each master would need its own record; see README).
+ * done on Redis Cluster (each master would need its own record; see docs/how-it-works.md, "Lost-write detection").
  * Not covered: a grant acknowledged to a worker process that died in the same
  * fault (no one vouches for it).
  */

@@ -11,7 +11,7 @@
  * A process keeps the token it read until REFRESH_SHARE of its life is left;
  * then one process fetches the next in the background while the others go on
  * with the current one, so calls do not meet expired tokens. Anyone who can read
- * Redis can read these tokens (README, "Tokens in Redis").
+ * Redis can read these tokens (docs/adapters.md, "Tokens").
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';

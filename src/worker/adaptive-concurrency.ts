@@ -4,7 +4,7 @@
  * the rate, and no more.
  *
  * A process's slot is busy for one answer time per row. Measured on the 2-core
- * bench machine (README, "Sizing the pool"), 16 processes run out of CPU near
+ * bench machine (docs/operations.md, "Sizing the pool"), 16 processes run out of CPU near
  * 500-600 rows/s, about one row per 25 ms per process; so a process wants one
  * slot per 25 ms of answer time, between 1 and AUTO_MAX. At 2-25 ms answers
  * that is 1 slot (more only adds in-process queueing, which delays sends the
