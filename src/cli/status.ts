@@ -97,7 +97,7 @@ export function formatStatus(report: StatusReport): string {
   if (report.uploads.length === 0) return 'No uploads yet.\n';
   const lines: string[] = [];
   if (report.api && !report.api.available) {
-    lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes once a second`);
+    lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
   }
   for (const s of report.sellers) {
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';

@@ -107,6 +107,9 @@ export async function reopenCancelled(redis: RedisClient, config: Config, seller
   if (cancelled.length > 0) tx.hdel(keys.rows, ...cancelled.map(String)).hincrby(keys.upload, 'cancelled', -cancelled.length);
   await tx.exec();
   await redis.zrem(cancelsKey(ns), uploadId);
+  // every worker process has read that the upload is not cancelled any more before
+  // its rows come again: one taken on an older view would be counted cancelled anew
+  if (cancelled.length > 0) await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
   return cancelled.sort((a, b) => a - b);
 }
 

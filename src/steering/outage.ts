@@ -9,7 +9,7 @@
  *   of any kind (201, 409, 422, 429...) resets the count, so one seller's bad rows
  *   or one slow request never trip it.
  * - Open: rows are held aside as for a pause (no attempt used). Once per
- *   PROBE_EVERY_MS, one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
+ *   PROBE_EVERY_MS (2 s), one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
  *   probe. A usable answer closes the breaker (the key is deleted) and the held
  *   rows are released; a failed probe is held too, without using an attempt.
  *
@@ -20,9 +20,9 @@
  */
 import type { RedisClient } from '../redis.js';
 
-export const TRIP_AFTER = 5;
+export const TRIP_AFTER = 4;
 export const TRIP_WINDOW_MS = 10_000;
-export const PROBE_EVERY_MS = 1000;
+export const PROBE_EVERY_MS = 2000;
 
 export const apiDownKey = (ns: string) => `${ns}:api-down`;
 export const apiProbeKey = (ns: string) => `${ns}:api-probe`;

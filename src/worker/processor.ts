@@ -141,11 +141,13 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   }
 
   /** The seller is paused: the row is set aside, delayed until a resume promotes it (or HELD_RECHECK_MS), no attempt used. */
-  async function hold(job: Job<RegistrationJob>, token: string | undefined, why: { reason: string }): Promise<never> {
+  async function hold(job: Job<RegistrationJob>, token: string | undefined, why: { reason: string }, forOutage = false): Promise<never> {
     deps.onEvent?.('held', job.data.sellerId);
     log.debug({ sellerId: job.data.sellerId, row: job.data.row, reason: why.reason }, 'row held');
-    if (job.id) await noteHeld(deps.redis, ns, job.data.sellerId, job.queueQualifiedName, job.id);
-    const dueAt = deps.now() + HELD_RECHECK_MS;
+    // a paused seller's row waits for its resume to promote it; a row held for an outage
+    // comes back in 2-5 s by itself, so that the pool always has rows to probe with
+    if (!forOutage && job.id) await noteHeld(deps.redis, ns, job.data.sellerId, job.queueQualifiedName, job.id);
+    const dueAt = deps.now() + (forOutage ? OUTAGE_RECHECK_MS + Math.floor(Math.random() * OUTAGE_RECHECK_MS * 1.5) : HELD_RECHECK_MS);
     await job.moveToDelayed(dueAt, token);
     deps.onDelayed?.(dueAt);
     throw new DelayedError();
@@ -176,6 +178,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   /** This process's calls in a row without a usable answer (steering/outage.ts). */
   const streak = new FailureStreak();
   const OUTAGE = { reason: 'the registration API is unavailable' };
+  /** A row held for an outage looks again after this, plus up to 1.5 times it (ms). */
+  const OUTAGE_RECHECK_MS = 2000;
 
   /** While the API counts as unavailable: true when this row goes as the pool's probe. */
   async function mayProbe(): Promise<boolean> {
@@ -201,7 +205,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (!streak.note(false, now)) return false;
     deps.pauses.noteApi({ since: now });
     if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
-      log.warn({ callsWithoutAnswer: TRIP_AFTER }, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes once a second');
+      log.warn({ callsWithoutAnswer: TRIP_AFTER }, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes every 2 s');
     }
     return true;
   }
@@ -254,7 +258,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       probe = await mayProbe();
       if (!probe) {
         await giveBack(job, ahead);
-        return hold(job, token, OUTAGE);
+        return hold(job, token, OUTAGE, true);
       }
     }
     let accessToken: { token: string; renewed: boolean } | undefined;
@@ -284,7 +288,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     if (!probe && deps.pauses?.apiDown()) {
       await giveBack(job, granted);
-      return hold(job, token, OUTAGE);
+      return hold(job, token, OUTAGE, true);
     }
 
     let outcome: ApiOutcome;
@@ -301,7 +305,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient'))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
-      return hold(job, token, OUTAGE);
+      return hold(job, token, OUTAGE, true);
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {

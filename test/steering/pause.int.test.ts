@@ -1,7 +1,7 @@
 /**
  * pause/resume with real worker processes against the mock API: once `pause`
- * returns, no call for the seller arrives at the API more than 200 ms later (in a
- * loop: this is timing), other sellers keep flowing, the rows stay pending with
+ * returns, no call for the seller arrives at the API more than 200 ms later (3
+ * rounds: this is timing), other sellers keep flowing, the rows stay pending with
  * no attempt used, the pause outlives a restart of the pool, and after resume
  * every row is registered once.
  */
@@ -56,7 +56,7 @@ describe('pause and resume', () => {
     const big = await uploadOf('BIG', 500);
     const other = await uploadOf('OTHER', 400);
     const late: number[] = [];
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 3; round++) {
       const before = arrivals(await stage.stats(), 'BIG').length;
       await until('BIG flowing', async () => arrivals(await stage.stats(), 'BIG').length >= before + 15, 30_000);
       const paused = await runCli(['pause', '--seller', 'BIG', '--reason', `maintenance ${round}`], stage.env);
@@ -71,7 +71,7 @@ describe('pause and resume', () => {
       const seller = status.sellers.find((x: { sellerId: string }) => x.sellerId === 'BIG');
       expect(seller.paused).toMatchObject({ reason: `maintenance ${round}`, by: 'operator' });
       expect(status.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ state: 'paused', failed: 0, done: false });
-      if (round === 2) {
+      if (round === 1) {
         // the pause outlives the pool
         await pool.stop('SIGTERM');
         pool = stage.pool(4);
@@ -84,7 +84,7 @@ describe('pause and resume', () => {
       const resumed = await runCli(['resume', '--seller', 'BIG'], stage.env);
       expect(resumed.stdout).toMatch(/seller BIG resumed \(was paused by operator: maintenance/);
     }
-    expect(late).toEqual([0, 0, 0, 0]);
+    expect(late).toEqual([0, 0, 0]);
     const done = await runCli(['status', '--wait', '--json'], stage.env, 120_000);
     const end = JSON.parse(done.stdout);
     expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ registered: 500, failed: 0, pending: 0 });

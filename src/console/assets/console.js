@@ -53,8 +53,32 @@ function button(attrs, text, action) {
   return el;
 }
 
+/**
+ * Controls kept across live updates (a card or a section is rebuilt when its figures
+ * change): the same node moves into the new one, so a confirmation shown, a reason
+ * being typed and the focus survive an update.
+ */
+const keptControls = new Map();
+function kept(key, make) {
+  let el = keptControls.get(key);
+  if (!el) keptControls.set(key, (el = make()));
+  return el;
+}
+
+/** Moves the focus back into `el` after it was moved in the page (a move drops it). */
+function refocus(el, active, start, end) {
+  if (active && el.contains(active) && document.activeElement !== active) {
+    active.focus();
+    if (typeof start === 'number' && active.setSelectionRange) active.setSelectionRange(start, end);
+  }
+}
+
 /** Cancel, then a confirmation in its place (data-test="confirm") before anything is sent. */
 function cancelControl(u) {
+  return kept(`cancel:${u.uploadId}`, () => makeCancelControl(u));
+}
+
+function makeCancelControl(u) {
   const box = h('span', { class: 'cancel-box' });
   const ask = button({ 'data-test': 'cancel', class: 'secondary' }, t.cancel, () => {
     box.replaceChildren(
@@ -214,7 +238,9 @@ function renderSeller(view) {
   const list = document.querySelector('[data-test="uploads"]');
   const seller = view.sellers[0];
   if (view.uploads.length === 0) return list.replaceChildren(h('p', { class: 'empty' }, t.noUploads));
+  const active = document.activeElement;
   list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller)));
+  refocus(list, active);
 }
 
 /** A seller's section on the operator page: its rule, its rate and its uploads. */
@@ -229,15 +255,19 @@ function sellerSection(s, uploads) {
       s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
       s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : '',
       s.paused
-        ? button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`))
-        : pauseControl((reason) => post(`/api/sellers/${encodeURIComponent(s.sellerId)}/pause`, { reason }), 'pause')),
+        ? kept(`resume:${s.sellerId}:${s.paused.since}`, () => button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`)))
+        : kept(`pause:${s.sellerId}`, () => pauseControl((reason) => post(`/api/sellers/${encodeURIComponent(s.sellerId)}/pause`, { reason }), 'pause'))),
     h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
 }
 
 /** Pause with an optional reason (an input beside the button). */
-function pauseControl(send, hook) {
+function pauseControl(send, hook, label = t.pause) {
   const reason = h('input', { type: 'text', class: 'reason', 'data-test': `${hook}-reason`, placeholder: t.pauseReason, 'aria-label': t.pauseReason, maxlength: 200 });
-  return h('span', { class: 'pause-box' }, reason, button({ 'data-test': hook, class: 'secondary' }, t.pause, () => void send(reason.value.trim())));
+  return h('span', { class: 'pause-box' }, reason, button({ 'data-test': hook, class: 'secondary' }, label, () => {
+    const why = reason.value.trim();
+    reason.value = '';
+    void send(why);
+  }));
 }
 
 /**
@@ -261,7 +291,7 @@ function renderOps(view) {
   if (steer && !steer.dataset.built) {
     steer.dataset.built = '1';
     steer.replaceChildren(
-      pauseControl((reason) => post('/api/pause-all', { reason }), 'pause-all'),
+      pauseControl((reason) => post('/api/pause-all', { reason }), 'pause-all', t.pauseAll),
       button({ 'data-test': 'resume-all', class: 'secondary' }, t.resumeAll, () => void post('/api/resume-all')));
   }
   const failures = document.querySelector('[data-test="failures"]');
@@ -285,15 +315,21 @@ function renderOps(view) {
     sellers.length < view.sellers.length ? `${t.showing} ${sellers.length} ${t.of} ${view.sellers.length}` : `${sellers.length}`;
   const known = new Set(view.sellers.map((s) => s.sellerId));
   for (const id of sellerSections.keys()) if (!known.has(id)) sellerSections.delete(id);
-  document.querySelector('[data-test="sellers"]').replaceChildren(...sellers.map((s) => {
+  const active = document.activeElement;
+  const [start, end] = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : [];
+  const next = sellers.map((s) => {
     const uploads = uploadsOf.get(s.sellerId) || [];
     const data = JSON.stringify([s, uploads]);
-    const kept = sellerSections.get(s.sellerId);
-    if (kept && kept.data === data) return kept.el;
+    const known = sellerSections.get(s.sellerId);
+    if (known && known.data === data) return known.el;
     const el = sellerSection(s, uploads);
     sellerSections.set(s.sellerId, { data, el });
     return el;
-  }));
+  });
+  const list = document.querySelector('[data-test="sellers"]');
+  // the same sections in the same order: nothing moves
+  if (next.length !== list.children.length || next.some((el, i) => list.children[i] !== el)) list.replaceChildren(...next);
+  refocus(list, active, start, end);
 }
 
 const render = page === 'ops' ? renderOps : renderSeller;
