@@ -2,7 +2,7 @@
  * Cancelling an upload (cli.md "Steering uploads"): its rows not yet sent end
  * `cancelled`; a row whose call is in flight ends as its answer says.
  *
- * - `cancelledAt` on the upload's hash and `{ns}:cancels` (zset uploadId -> ms):
+ * - `cancelledAt` on the upload's hash and `cancel:<uploadId>` (ms) in the steering hash (steer-key.ts):
  *   every worker process reads the set with the pauses (PauseWatch, every
  *   PAUSE_POLL_MS) and checks it before a row asks for a permit and again right
  *   before its call leaves; such a row is counted `cancelled` and sends nothing.
@@ -23,8 +23,8 @@ import { jobIdFor } from '../queue.js';
 import { openRows } from '../upload/lost-rows.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
 import { PAUSE_POLL_MS } from './pauses.js';
+import { CANCEL, steerKey } from './steer-key.js';
 
-export const cancelsKey = (ns: string) => `${ns}:cancels`;
 
 /** The seller of an upload, from the upload index; undefined when unknown. */
 export async function sellerOfUpload(redis: RedisClient, ns: string, uploadId: string): Promise<string | undefined> {
@@ -51,9 +51,10 @@ export async function cancelUpload(
   if (!(await redis.exists(keys.upload))) return undefined;
   const now = deps.now();
   await redis.hsetnx(keys.upload, 'cancelledAt', now);
-  await redis.zadd(cancelsKey(ns), now, uploadId);
+  await redis.hset(steerKey(ns), CANCEL + uploadId, now);
   // an entry lives as long as the upload's counters
-  await redis.zremrangebyscore(cancelsKey(ns), '-inf', now - config.uploadRetentionS * 1000);
+  const old = Object.entries(await redis.hgetall(steerKey(ns))).filter(([k, v]) => k.startsWith(CANCEL) && Number(v) < now - config.uploadRetentionS * 1000);
+  if (old.length > 0) await redis.hdel(steerKey(ns), ...old.map(([k]) => k));
   // every worker process has read the flag: from here on none sends a row of it
   await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
 
@@ -106,7 +107,7 @@ export async function reopenCancelled(redis: RedisClient, config: Config, seller
   const tx = redis.multi().hdel(keys.upload, 'cancelledAt');
   if (cancelled.length > 0) tx.hdel(keys.rows, ...cancelled.map(String)).hincrby(keys.upload, 'cancelled', -cancelled.length);
   await tx.exec();
-  await redis.zrem(cancelsKey(ns), uploadId);
+  await redis.hdel(steerKey(ns), CANCEL + uploadId);
   // every worker process has read that the upload is not cancelled any more before
   // its rows come again: one taken on an older view would be counted cancelled anew
   if (cancelled.length > 0) await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
@@ -118,7 +119,9 @@ export async function reopenCancelled(redis: RedisClient, config: Config, seller
  * written yet: each is returned once across every pool (HSETNX), with its counts.
  */
 export async function finishedCancels(redis: RedisClient, ns: string, sinceMs: number): Promise<Array<Record<string, number | string>>> {
-  const ids = await redis.zrangebyscore(cancelsKey(ns), sinceMs, '+inf');
+  const ids = Object.entries(await redis.hgetall(steerKey(ns)))
+    .filter(([k, v]) => k.startsWith(CANCEL) && Number(v) >= sinceMs)
+    .map(([k]) => k.slice(CANCEL.length));
   if (ids.length === 0) return [];
   const index = await redis.zrange(uploadIndexKey(ns), '0', '-1');
   const out: Array<Record<string, number | string>> = [];

@@ -4,7 +4,8 @@
  *
  * - Closed: each process watches its own calls. After TRIP_AFTER calls in a row
  *   with no usable answer (5xx, timeout, refused or dropped connection), within
- *   TRIP_WINDOW_MS, it sets `{ns}:api-down` ({ since }) and the whole pool holds:
+ *   TRIP_WINDOW_MS, it sets `api-down` ({ since }) in the steering hash
+ *   (steer-key.ts) and the whole pool holds:
  *   every process reads the key with the pauses (every PAUSE_POLL_MS). An answer
  *   of any kind (201, 409, 422, 429...) resets the count, so one seller's bad rows
  *   or one slow request never trip it.
@@ -19,12 +20,12 @@
  * pauses at no extra round trip per row.
  */
 import type { RedisClient } from '../redis.js';
+import { API_DOWN, steerKey } from './steer-key.js';
 
 export const TRIP_AFTER = 4;
 export const TRIP_WINDOW_MS = 10_000;
 export const PROBE_EVERY_MS = 2000;
 
-export const apiDownKey = (ns: string) => `${ns}:api-down`;
 export const apiProbeKey = (ns: string) => `${ns}:api-probe`;
 
 export interface ApiDown {
@@ -68,12 +69,12 @@ export class FailureStreak {
 
 /** Opens the breaker for the pool; true when this call opened it (the others found it open). */
 export async function markApiDown(redis: RedisClient, ns: string, now: number): Promise<boolean> {
-  return (await redis.set(apiDownKey(ns), JSON.stringify({ since: now }), 'NX')) === 'OK';
+  return (await redis.hsetnx(steerKey(ns), API_DOWN, JSON.stringify({ since: now }))) === 1;
 }
 
 /** Closes it; true when this call closed it. */
 export async function markApiUp(redis: RedisClient, ns: string): Promise<boolean> {
-  return (await redis.del(apiDownKey(ns))) === 1;
+  return (await redis.hdel(steerKey(ns), API_DOWN)) === 1;
 }
 
 /** While open: whether this row may go as the pool's probe now (one per PROBE_EVERY_MS). */
@@ -82,5 +83,5 @@ export async function takeProbe(redis: RedisClient, ns: string): Promise<boolean
 }
 
 export async function readApiDown(redis: RedisClient, ns: string): Promise<ApiDown | undefined> {
-  return parseApiDown(await redis.get(apiDownKey(ns)));
+  return parseApiDown(await redis.hget(steerKey(ns), API_DOWN));
 }

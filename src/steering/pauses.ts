@@ -2,11 +2,13 @@
  * Paused sellers (cli.md "Steering uploads", marketplace.md "Tokens and refusals"),
  * kept in Redis so that a pause survives restarts of the pool and a failover:
  *
- * - `{ns}:pauses`  hash  sellerId (or "*": every seller) -> JSON { reason, by, since, fp? }
+ * - `{ns}:steer` (steer-key.ts), fields `pause:<sellerId>` (or `pause:*`: every seller)
+ *   -> JSON { reason, by, since, fp? }
  * - `{ns}:held:{sellerId}` set  `{queue prefix}\t{jobId}` of the seller's rows moved
  *   aside while paused (delayed, no attempt used); `{ns}:held` set: sellers with such rows.
  *
- * Each worker process reads the hash every PAUSE_POLL_MS (PauseWatch) and checks
+ * Each worker process reads the hash every PAUSE_POLL_MS (PauseWatch: one HGETALL,
+ * which also brings the cancelled uploads and the API's outage) and checks
  * it before asking for a permit and again right before a call leaves: once
  * `pause` returns, no new call for the seller leaves after PAUSE_POLL_MS plus a
  * round trip. A resume promotes the held rows at once; a row whose promotion
@@ -16,7 +18,8 @@ import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
 import { QUEUE_NAME } from '../keys.js';
-import { apiDownKey, parseApiDown, type ApiDown } from './outage.js';
+import { parseApiDown, type ApiDown } from './outage.js';
+import { API_DOWN, CANCEL, PAUSE, steerKey } from './steer-key.js';
 
 export const PAUSE_POLL_MS = 100;
 /** How long a held row stays delayed when no resume promotes it (ms): it then looks again. */
@@ -33,7 +36,6 @@ export interface Pause {
   fp?: string;
 }
 
-export const pausesKey = (ns: string) => `${ns}:pauses`;
 export const heldKey = (ns: string, sellerId: string) => `${ns}:held:{${sellerId}}`;
 export const heldIndexKey = (ns: string) => `${ns}:held`;
 
@@ -47,14 +49,19 @@ function parsePause(json: string | null | undefined): Pause | undefined {
   }
 }
 
-export async function readPauses(redis: RedisClient, ns: string): Promise<Map<string, Pause>> {
-  const all = await redis.hgetall(pausesKey(ns));
+/** The pauses among the steering hash's fields. */
+function pausesIn(all: Record<string, string>): Map<string, Pause> {
   const out = new Map<string, Pause>();
   for (const [k, v] of Object.entries(all)) {
+    if (!k.startsWith(PAUSE)) continue;
     const p = parsePause(v);
-    if (p) out.set(k, p);
+    if (p) out.set(k.slice(PAUSE.length), p);
   }
   return out;
+}
+
+export async function readPauses(redis: RedisClient, ns: string): Promise<Map<string, Pause>> {
+  return pausesIn(await redis.hgetall(steerKey(ns)));
 }
 
 /** The pause in force for a seller: its own, else everyone's. */
@@ -70,13 +77,13 @@ export function pauseOf(pauses: ReadonlyMap<string, Pause>, sellerId: string): P
 export async function pauseSeller(redis: RedisClient, ns: string, sellerId: string, pause: Pause): Promise<{ pause: Pause; changed: boolean }> {
   const json = JSON.stringify(pause);
   if (pause.by === 'operator') {
-    const before = parsePause(await redis.hget(pausesKey(ns), sellerId));
-    await redis.hset(pausesKey(ns), sellerId, json);
+    const before = parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId));
+    await redis.hset(steerKey(ns), PAUSE + sellerId, json);
     return { pause, changed: before?.reason !== pause.reason || before?.by !== pause.by };
   }
-  const set = await redis.hsetnx(pausesKey(ns), sellerId, json);
+  const set = await redis.hsetnx(steerKey(ns), PAUSE + sellerId, json);
   if (set === 1) return { pause, changed: true };
-  return { pause: parsePause(await redis.hget(pausesKey(ns), sellerId)) ?? pause, changed: false };
+  return { pause: parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId)) ?? pause, changed: false };
 }
 
 /**
@@ -91,18 +98,18 @@ export async function resumeSeller(
   if (sellerId === ALL) {
     // every pause: everyone's and each seller's own
     const all = await readPauses(redis, ns);
-    await redis.del(pausesKey(ns));
+    if (all.size > 0) await redis.hdel(steerKey(ns), ...[...all.keys()].map((id) => PAUSE + id));
     if (queues) await releaseHeld(redis, ns, undefined, queues, log);
     return all.get(ALL) ?? all.values().next().value;
   }
-  const json = await redis.hget(pausesKey(ns), sellerId);
+  const json = await redis.hget(steerKey(ns), PAUSE + sellerId);
   const pause = parsePause(json);
   if (!json) {
     if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
     return undefined;
   }
   if (onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
-  await redis.hdel(pausesKey(ns), sellerId);
+  await redis.hdel(steerKey(ns), PAUSE + sellerId);
   if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
   return pause;
 }
@@ -181,13 +188,11 @@ export class PauseWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      const [pauses, cancels, down] = await Promise.all([
-        readPauses(this.redis, this.ns), this.redis.zrange(`${this.ns}:cancels`, '0', '-1'), this.redis.get(apiDownKey(this.ns)),
-      ]);
-      this.pauses = pauses;
-      this.cancels = new Set(cancels);
+      const all = await this.redis.hgetall(steerKey(this.ns));
+      this.pauses = pausesIn(all);
+      this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
       const wasDown = this.down !== undefined;
-      this.down = parseApiDown(down);
+      this.down = parseApiDown(all[API_DOWN]);
       if (wasDown && !this.down) for (const l of this.upListeners) l();
       for (const l of this.listeners) l(this.pauses);
     } finally {

@@ -101,14 +101,14 @@ describe('steering in the console', () => {
 
     // the API counts as unavailable (as the pool's breaker writes it): both pages say so
     const redis = new Redis(s.stage.redis.url);
-    await redis.set('steer:api-down', JSON.stringify({ since: Date.now() }));
+    await redis.hset('steer:steer', 'api-down', JSON.stringify({ since: Date.now() }));
     await page.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 10_000 });
     const sellerPage = await newPage();
     await sellerPage.goto(s.sellerLink('WS3'));
     await sellerPage.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 10_000 });
     expect(await sellerPage.locator('[data-test="api"]').textContent()).toMatch(/unavailable/);
     await page.screenshot({ path: join(dir, 'ops-api-down.png'), fullPage: true });
-    await redis.del('steer:api-down');
+    await redis.hdel('steer:steer', 'api-down');
     await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 10_000 });
     redis.disconnect();
     console.log(`screenshots in ${dir}`);
