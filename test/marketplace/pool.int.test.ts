@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
-import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { MockMarketplace } from '../../src/mock-api/marketplace.js';
 import { buildSheet, ENGLISH_HEADERS, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -223,8 +223,18 @@ describe('a marketplace with its own sign-in, through an adapter', () => {
   }, 90_000);
 
   it('never shows a secret or a token in any output', async () => {
-    const metrics = await fetch(`http://127.0.0.1:${/"port":(\d+)[^\n]*metrics/.exec(pool.output())?.[1] ?? 0}/metrics`).then((r) => r.text(), () => '');
-    const all = [...outputs, pool.output(), metrics].join('\n');
+    const metricsPort = /"port":(\d+),"msg":"metrics listening/.exec(pool.output())?.[1];
+    expect(metricsPort).toBeDefined();
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('bulk_register_registrations_total');
+    // the console's pages and JSON, as an operator sees them
+    const consolePort = await freePort();
+    const web = startCli(['console', '--port', String(consolePort)], env);
+    await web.waitFor(/console listening/);
+    const pages = await Promise.all(['/ops', '/api/uploads'].map((path) => fetch(`http://127.0.0.1:${consolePort}${path}`).then((r) => r.text())));
+    await web.stop();
+    const all = [...outputs, pool.output(), metrics, web.output(), ...pages].join('\n');
+    expect(pages[1]).toContain('"ruleSource"');
     const secretsToFind = [...Object.values(secrets), 'sec-S1-rotated-9z8y7x', ...tokensSeen];
     expect(tokensSeen.size).toBeGreaterThan(3);
     for (const s of secretsToFind) expect(all.includes(s), `output holds ${s.slice(0, 6)}...`).toBe(false);
