@@ -25,6 +25,7 @@ export function mockApiFromEnv(config: Config, env: NodeJS.ProcessEnv, log?: Log
     dropRate: rate('MOCK_DROP_RATE', env.MOCK_DROP_RATE),
     hangRate: rate('MOCK_HANG_RATE', env.MOCK_HANG_RATE),
     invalidCategories: (env.MOCK_INVALID_CATEGORIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    failCategories: (env.MOCK_FAIL_CATEGORIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     limits: parseLimits(env.MOCK_LIMITS),
     ...(log ? { log } : {}),
   });

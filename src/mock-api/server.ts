@@ -28,6 +28,8 @@ export interface MockApiOptions {
   hangRate?: number;
   /** Category codes the marketplace does not have: 422. */
   invalidCategories?: string[];
+  /** Category codes the API answers 503 for, every time (a row that keeps failing while the others go through). */
+  failCategories?: string[];
   /** Per-seller rule overrides. */
   limits?: Record<string, { max: number; windowMs: number }>;
   log?: Logger;
@@ -55,6 +57,15 @@ interface StoredResult {
 }
 
 const emptyStats = (): SellerStats => ({ requests: 0, registered: 0, replays: 0, duplicates: 0, invalid: 0, tooMany: 0, failures: 0, maxInWindow: 0, maxArrivalsInWindow: 0 });
+
+/** The category of a registration's JSON body ('' when unreadable). */
+function categoryOf(raw: string): string {
+  try {
+    return String((JSON.parse(raw) as { category?: unknown }).category ?? '');
+  } catch {
+    return '';
+  }
+}
 
 export function parseLatency(spec: string | undefined): { min: number; max: number } | undefined {
   if (!spec) return undefined;
@@ -286,6 +297,10 @@ export class MockRegistrationApi {
       stats.tooMany++;
       this.opts.log?.warn({ sellerId: seller, key }, 'mock API: 429, the seller is over the rate rule');
       return this.send(res, 429, { error: `at most ${limit} registrations per ${windowMs} ms` }, { 'Retry-After': String(Math.ceil(admitted.retryAfterMs / 1000)) });
+    }
+    if (this.opts.failCategories?.length && this.opts.failCategories.includes(categoryOf(raw))) {
+      stats.failures++;
+      return this.send(res, 503, { error: 'service unavailable (injected)' });
     }
     if (this.opts.failRate && this.random() < this.opts.failRate) {
       stats.failures++;

@@ -9,7 +9,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Redis } from 'ioredis';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { runCli } from '../helpers/cli.js';
 import { launchBrowser, OPS_TOKEN, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
@@ -99,18 +98,19 @@ describe('steering in the console', () => {
     await page.locator('[data-test="resume-all"]').click();
     await page.waitForFunction(() => [...document.querySelectorAll('[data-test="seller"]')].every((el) => !el.hasAttribute('data-paused')), undefined, { timeout: 10_000 });
 
-    // the API counts as unavailable (as the pool's breaker writes it): both pages say so
-    const redis = new Redis(s.stage.redis.url);
-    await redis.hset('steer:steer', 'api-down', JSON.stringify({ since: Date.now() }));
-    await page.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 10_000 });
+    // the API goes down: the pool's breaker opens, and both pages say so until it answers again
+    await upload('WS4', 80);
+    const outage = (on: boolean) => fetch(`${s.stage.apiUrl}/_outage`, { method: 'PUT', body: JSON.stringify({ on }) });
+    await outage(true);
+    await page.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 30_000 });
     const sellerPage = await newPage();
-    await sellerPage.goto(s.sellerLink('WS3'));
+    await sellerPage.goto(s.sellerLink('WS4'));
     await sellerPage.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 10_000 });
     expect(await sellerPage.locator('[data-test="api"]').textContent()).toMatch(/unavailable/);
     await page.screenshot({ path: join(dir, 'ops-api-down.png'), fullPage: true });
-    await redis.hdel('steer:steer', 'api-down');
-    await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 10_000 });
-    redis.disconnect();
+    await outage(false);
+    await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 20_000 });
+    await sellerPage.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 20_000 });
     console.log(`screenshots in ${dir}`);
   }, 90_000);
 });

@@ -96,11 +96,21 @@ describe('faults', () => {
   });
 
   it('fails a row with the reason when its attempts run out, and counts it', async () => {
-    stage = await startStage({ QUEUE_PREFIX: '{giveup}', MAX_ATTEMPTS: '2' }, { MOCK_FAIL_RATE: '1' });
+    // the API keeps failing these rows (their category) while it answers the others: not an
+    // outage (that holds every row, test/steering/outage.int.test.ts), a row that cannot go
+    stage = await startStage(
+      { QUEUE_PREFIX: '{giveup}', MAX_ATTEMPTS: '2', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '0' },
+      { MOCK_FAIL_CATEGORIES: 'C0999', MOCK_LATENCY_MS: '5-20' },
+    );
     stage.pool(2);
-    const id = await upload('G', 3, 'GIVEUP');
+    const others = await upload('H', 60, 'HEALTHY');
+    const file = join(dir, 'giveup.xlsx');
+    writeFileSync(file, await buildProductSheet(sampleProducts('G', 3).map((p) => ({ ...p, category: 'C0999' }))));
+    const r = await runCli(['upload', file, '--seller', 'GIVEUP', '--json'], stage!.env);
+    const id = JSON.parse(r.stdout).uploadId;
     const final = await waitDone(id);
     expect(final).toMatchObject({ total: 3, registered: 0, failed: 3, pending: 0, done: true });
+    expect(await waitDone(others)).toMatchObject({ total: 60, registered: 60, failed: 0 });
     const rows = await stage.redis.client().hgetall(`giveup:up:{GIVEUP}:${id}:rows`);
     expect(Object.values(rows).map((v) => JSON.parse(v).reason)).toEqual(Array(3).fill('gave up after 2 attempts: the API answered 503: service unavailable (injected)'));
   });
