@@ -18,6 +18,7 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 import { loadConfig } from '../../src/config.js';
 import { readStatus, statusJson } from '../../src/progress/status.js';
 import { defineCommands, type RedisClient } from '../../src/redis.js';
+import { until } from '../helpers/until.js';
 
 const LIMIT = 20;
 const WINDOW = 1000;
@@ -78,15 +79,6 @@ async function cliStatus(): Promise<Status> {
   return JSON.parse(res.stdout);
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const sellerOf = (s: Status, id: string) => s.sellers.find((x) => x.sellerId === id)!;
 const uploadOf = (s: Status, id: string) => s.uploads.find((x) => x.uploadId === id)!;

@@ -13,6 +13,7 @@ import ExcelJS from 'exceljs';
 import { runCli, type Running } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { until } from '../helpers/until.js';
 
 let stage: Stage;
 let pool: Running;
@@ -21,13 +22,6 @@ const GRACE_MS = 200;
 
 type Upload = { uploadId: string; sellerId: string; total: number; registered: number; duplicate: number; failed: number; cancelled: number; pending: number; done: boolean; state: string };
 
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function status(uploadId: string): Promise<Upload> {
   const res = await runCli(['status', '--upload', uploadId, '--json'], stage.env);

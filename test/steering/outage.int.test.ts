@@ -12,6 +12,7 @@ import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { until } from '../helpers/until.js';
 
 let redis: TestRedis;
 let api: MockRegistrationApi;
@@ -25,13 +26,6 @@ const REFUSED_MS = Number(process.env.OUTAGE_REFUSED_MS ?? 6000);
 
 const registered = () => Object.values(api.statsSnapshot().sellers).reduce((n, s) => n + s.registered, 0);
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   redis = await startRedis();

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { runCli, type Running } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { until } from '../helpers/until.js';
 
 let stage: Stage;
 let pool: Running;
@@ -22,13 +23,6 @@ const GRACE_MS = 200;
 type Api = Awaited<ReturnType<Stage['stats']>>;
 const arrivals = (s: Api, seller: string) => (s.sellers[seller]?.times ?? []) as number[];
 
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function uploadOf(seller: string, count: number): Promise<string> {
   const file = join(dir, `${seller}.xlsx`);

@@ -16,6 +16,7 @@ import { freePort } from '../helpers/redis-server.js';
 import { runCli, type Running } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { until } from '../helpers/until.js';
 
 const SECRET = `whsec_${Buffer.from('bulk-register test webhook key 0123456789').toString('base64')}`;
 const dir = mkdtempSync(join(tmpdir(), 'br-webhooks-'));
@@ -55,13 +56,6 @@ function startReceiver(failFirst: number) {
   };
 }
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function upload(seller: string, rows: number): Promise<string> {
   const file = join(dir, `${seller}-${rows}.xlsx`);
