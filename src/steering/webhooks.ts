@@ -182,6 +182,9 @@ export function startWebhookDelivery(config: Config, connection: ConnectionOptio
     connection,
     prefix: config.queuePrefix,
     concurrency: 4,
+    // a pool killed mid-delivery: the event is sent again once its lock lapses, as rows are
+    lockDuration: config.lockDurationMs,
+    stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
     settings: { backoffStrategy: (attemptsMade: number) => webhookBackoff(attemptsMade) },
   });
   worker.on('error', () => undefined);

@@ -114,7 +114,7 @@ describe('signed notifications', () => {
       await until(`K${round} done`, () => done(u), 30_000);
       await pool.stop('SIGKILL');
       pool = stage.pool(2);
-      await until(`K${round} told`, () => receiver.delivered().some((g) => (g.body.data.upload as { uploadId?: string } | undefined)?.uploadId === u), 30_000);
+      await until(`K${round} told`, () => receiver.delivered().some((g) => (g.body.data.upload as { uploadId?: string } | undefined)?.uploadId === u), 60_000);
     }
     await new Promise((r) => setTimeout(r, 2000));
     const finishedIds = receiver.delivered().filter((g) => g.body.type === 'upload.finished').map((g) => g.id);
