@@ -34,7 +34,11 @@ describe('bounded Redis state', () => {
     const during = await redis.keys('*');
     expect(during.some((k) => k.startsWith('bounded:rl:{B1}:'))).toBe(true);
     expect(during.some((k) => k.startsWith('bounded:up:{B1}:'))).toBe(true);
-    for (const k of during.filter((x) => x.startsWith('bounded:') && !FIXED.test(x))) expect(await redis.pttl(k)).toBeGreaterThan(0);
+    // `bounded:unnotified` is one key that holds the uploads not yet announced
+    // (src/steering/webhooks.ts): it has no TTL, as the pool's supervisor empties it
+    // within a second of an upload finishing, and it must be gone after retention below
+    const expiring = during.filter((x) => x.startsWith('bounded:') && !FIXED.test(x) && x !== 'bounded:unnotified');
+    for (const k of expiring) expect(await redis.pttl(k), `${k} expires`).toBeGreaterThan(0);
 
     const deadline = Date.now() + 15_000;
     let left = during;
