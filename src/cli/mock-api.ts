@@ -21,6 +21,7 @@ export function mockApiFromEnv(config: Config, env: NodeJS.ProcessEnv, log?: Log
     limit: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
     latencyMs: parseLatency(env.MOCK_LATENCY_MS),
+    pathLatencyMs: parseLatency(env.MOCK_PATH_LATENCY_MS, 'MOCK_PATH_LATENCY_MS'),
     failRate: rate('MOCK_FAIL_RATE', env.MOCK_FAIL_RATE),
     dropRate: rate('MOCK_DROP_RATE', env.MOCK_DROP_RATE),
     hangRate: rate('MOCK_HANG_RATE', env.MOCK_HANG_RATE),
@@ -40,7 +41,7 @@ export const DEMO_MARKETPLACE_CLIENTS: Record<string, MarketplaceClient> = Objec
  * The marketplace stand-in from the environment: clients from the JSON file
  * MOCK_MARKETPLACE_CLIENTS (`{ "<sellerId>": { "clientId", "clientSecret" } }`),
  * the rule from RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS and MOCK_LIMITS, and
- * MOCK_LATENCY_MS, MOCK_INVALID_CATEGORIES, MOCK_TOKEN_LIFETIME_MS.
+ * MOCK_LATENCY_MS, MOCK_PATH_LATENCY_MS, MOCK_INVALID_CATEGORIES, MOCK_TOKEN_LIFETIME_MS.
  * @throws ConfigError naming the variable.
  */
 export function marketplaceFromEnv(config: Config, env: NodeJS.ProcessEnv, log?: Logger): MockMarketplace {

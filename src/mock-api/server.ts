@@ -20,6 +20,12 @@ export interface MockApiOptions {
   windowMs: number;
   /** Added before answering, uniformly in [min, max] ms. */
   latencyMs?: { min: number; max: number };
+  /**
+   * The network path to the API, uniformly in [min, max] ms: a request is handled,
+   * and timed for the rule, only this long after it is in, as a real API behind a
+   * network and a gateway times it.
+   */
+  pathLatencyMs?: { min: number; max: number };
   /** Probability of a 503 before anything is registered. */
   failRate?: number;
   /** Probability of dropping the connection after registering (lost response). */
@@ -67,10 +73,10 @@ function categoryOf(raw: string): string {
   }
 }
 
-export function parseLatency(spec: string | undefined): { min: number; max: number } | undefined {
+export function parseLatency(spec: string | undefined, name = 'MOCK_LATENCY_MS'): { min: number; max: number } | undefined {
   if (!spec) return undefined;
   const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(spec);
-  if (!m) throw new ConfigError(`MOCK_LATENCY_MS=${JSON.stringify(spec)} is invalid: expected ms such as 20 or a range such as 2-25.`);
+  if (!m) throw new ConfigError(`${name}=${JSON.stringify(spec)} is invalid: expected ms such as 20 or a range such as 2-25.`);
   const min = Number(m[1]);
   return { min, max: m[2] ? Math.max(min, Number(m[2])) : min };
 }
@@ -195,9 +201,12 @@ export class MockRegistrationApi {
     return o ? { limit: o.max, windowMs: o.windowMs } : { limit: this.opts.limit, windowMs: this.opts.windowMs };
   }
 
+  private delayOf(latency: { min: number; max: number } | undefined): number {
+    return latency ? latency.min + Math.floor(this.random() * (latency.max - latency.min + 1)) : 0;
+  }
+
   private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, onWritten?: () => void): void {
-    const latency = this.opts.latencyMs;
-    const delay = latency ? latency.min + Math.floor(this.random() * (latency.max - latency.min + 1)) : 0;
+    const delay = this.delayOf(this.opts.latencyMs);
     const write = () => {
       if (res.destroyed) return;
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
@@ -217,7 +226,15 @@ export class MockRegistrationApi {
       if (size <= 1_000_000) chunks.push(c);
     });
     req.on('end', () => {
-      // Timed at arrival: the moment the whole request is in.
+      const path = this.delayOf(this.opts.pathLatencyMs);
+      if (path > 0) setTimeout(() => this.handleArrived(req, res, url, chunks), path);
+      else this.handleArrived(req, res, url, chunks);
+    });
+  }
+
+  private handleArrived(req: http.IncomingMessage, res: http.ServerResponse, url: URL, chunks: Buffer[]): void {
+    {
+      // Timed at arrival: the moment the whole request is in (after the path's latency).
       const arrivedAt = this.now();
       const raw = Buffer.concat(chunks).toString('utf8');
       if (req.method === 'GET' && url.pathname === '/_stats') return this.send(res, 200, this.statsSnapshot(url.searchParams.get('times') === '1'));
@@ -254,7 +271,7 @@ export class MockRegistrationApi {
       if (!m) return this.send(res, 404, { error: 'not found' });
       if (req.method !== 'POST') return this.send(res, 405, { error: 'method not allowed' });
       this.register(decodeURIComponent(m[1]!), req, res, raw, arrivedAt);
-    });
+    }
   }
 
   /** An outage: from now on, until called with false, every registration answers 503 before anything else. */

@@ -35,4 +35,22 @@ describe('the mock API', () => {
     // the stats JSON keeps its shape: arrival times only
     expect(Object.keys(api.statsSnapshot(true).sellers.S1!)).not.toContain('answered');
   });
+
+  it('times a registration after the path latency when one is set, as an API behind a network does', async () => {
+    const PATH_MS = 80;
+    const far = new MockRegistrationApi({ limit: 100, windowMs: 60_000, pathLatencyMs: { min: PATH_MS, max: PATH_MS } });
+    const url = `http://127.0.0.1:${await far.listen(0)}`;
+    try {
+      const sentAt = Date.now();
+      const res = await fetch(`${url}/sellers/S2/products`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'p1' },
+        body: JSON.stringify({ sku: 'SKU-P', name: 'Mug', price: 1000, stock: 3, category: 'kitchen' }),
+      });
+      expect(res.status).toBe(201);
+      expect(far.sellerStats('S2')!.times[0]! - sentAt).toBeGreaterThanOrEqual(PATH_MS - 1);
+    } finally {
+      await far.close();
+    }
+  });
 });
