@@ -3,13 +3,15 @@
  * by BENCH_LIMITER, and BullMQ's queue-wide limiter when BENCH_QUEUE_LIMITER
  * (`max/durationMs`) is set.
  */
-import { loadConfig } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
+import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
 import { makeLimiter, type LimiterKind } from './alt-limiters.js';
 
 const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
-const config = loadConfig();
+// the settings the bench checked, as the product's pool hands them over (worker-main.ts)
+const config = JSON.parse(process.env[WORKER_CONFIG_ENV]!) as Config;
 const [max, duration] = (process.env.BENCH_QUEUE_LIMITER ?? '').split('/').map(Number);
 const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });

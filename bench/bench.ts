@@ -30,7 +30,7 @@ import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { clusterSequence } from './scenarios/cluster.js';
 import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
-import { CAPACITY } from './scenarios/capacity.js';
+import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
 import {
   BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sheetOf, sleep,
@@ -156,6 +156,30 @@ ${legend.join('\n')}
 `;
 }
 
+/** In flight at the API over a capacity run's first seconds: the default limiter against bare BullMQ and the peers. */
+function rampSvg(series: Array<{ name: string; values: number[]; color: string }>): string {
+  const W = 720, H = 320, pad = 50, step = 50;
+  const maxT = RAMP_PLOT_MS;
+  const maxN = Math.max(10, ...series.flatMap((s) => s.values)) * 1.1;
+  const x = (t: number) => pad + (t / maxT) * (W - pad - 20);
+  const y = (n: number) => H - pad - (n / maxN) * (H - pad - 20);
+  const lines = series.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="1.5" points="${s.values.map((v, i) => `${x(i * step).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`);
+  const legend = series.map((s, i) => `<text x="${W - 200}" y="${H - pad - 14 - i * 16}" fill="${s.color}" font-size="12">${s.name}</text>`);
+  const ticks = [];
+  for (let t = 0; t <= maxT; t += 500) ticks.push(`<text x="${x(t)}" y="${H - pad + 16}" font-size="10" text-anchor="middle">${t / 1000}</text>`);
+  for (let n = 0; n <= maxN; n += 50) ticks.push(`<text x="${pad - 6}" y="${y(n) + 3}" font-size="10" text-anchor="end">${n}</text>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">
+<rect width="100%" height="100%" fill="white"/>
+<line x1="${pad}" y1="${H - pad}" x2="${W - 20}" y2="${H - pad}" stroke="#333"/><line x1="${pad}" y1="${H - pad}" x2="${pad}" y2="20" stroke="#333"/>
+${ticks.join('\n')}
+<text x="${W / 2}" y="${H - 12}" font-size="12" text-anchor="middle">seconds since the run's first request reached the API (capacity)</text>
+<text x="14" y="${H / 2}" font-size="12" transform="rotate(-90 14 ${H / 2})" text-anchor="middle">requests inside the API</text>
+${lines.join('\n')}
+${legend.join('\n')}
+</svg>
+`;
+}
+
 function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null, redisScheduling: string | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
@@ -163,7 +187,7 @@ function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: numbe
     `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const ours = all.find((r) => r.name === 'capacity' && r.limiter === 'sliding-window');
   const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
-    `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at ${r.timeLimitS ?? 20} s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
+    `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at ${r.timeLimitS ?? 20} s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${r.ramp ? `${r.ramp.workingSize} / ${cell(r.ramp.to90Ms, ' ms')}` : '–'} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
   const rows = results.map((r) =>
     `| ${r.name} | ${r.limiter} | ${r.rows} | ${r.registered} | **${r.tooMany}** | ${r.maxInWindow} | ${cell(r.spanRatio)} | ${cell(r.limiterCallsPerRow)} | ${cell(r.delaysPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.throughputRatio)} |`);
   return `# Bench results
@@ -194,11 +218,16 @@ below the table), its other figures those of its median run by Redis's cost. Bul
 pool of its own and is stopped after a few seconds; each other peer is stopped at 20 s (the slowest would take
 the bench past 10 minutes), and a stopped run's figures cover the rows registered by then.
 
-| limiter | jobs in flight | registered | 429s | rows/s | ÷ bare | upload → first registration p50 / p99 / max | seller span ÷ optimum p50 / p99 | small seller done after upload | Redis µs/row in commands (÷ bare) | Redis CPU µs/row (÷ bare) | worker peak RSS MB |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| limiter | jobs in flight | registered | 429s | rows/s | ÷ bare | upload → first registration p50 / p99 / max | seller span ÷ optimum p50 / p99 | requests inside the API: working size / 90 % of it reached after | small seller done after upload | Redis µs/row in commands (÷ bare) | Redis CPU µs/row (÷ bare) | worker peak RSS MB |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${capacity.join('\n')}
 
+![requests inside the API over a capacity run's first seconds](ramp.svg)
+
 ${ours?.repeats ? `- The default limiter's runs, in order: ${ours.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : ''}- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
+- The ramp: requests inside the API at once (arrived there, not yet answered), from the run's first arrival;
+  the working size is its median over the middle half of the run. A pool at full size at once reaches 90 %
+  of it within about one answer time (150–250 ms here).
 - A seller's times run from the moment its upload is submitted (the producer's enqueue of all 200 uploads at
   once included) to when its worker has the API's 201, 150–250 ms after the request arrived there.
 - Span ÷ optimum: a seller's upload → last registration ÷ the time a perfectly fair pool at bare BullMQ's
@@ -373,6 +402,13 @@ async function main(): Promise<void> {
     if (process.env.BENCH_NO_WRITE) return void say('bench: BENCH_NO_WRITE: results.json and RESULTS.md left as they were');
     writeFileSync(resultsPath, `${JSON.stringify(out, null, 2)}\n`);
     if (chart.length > 0) writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
+    const ramps = results.filter((r) => r.name === 'capacity' && r.ramp && ['sliding-window', 'bare', 'rate-limiter-flexible'].includes(r.limiter));
+    if (ramps.length > 0) {
+      writeFileSync(join(BENCH_DIR, 'ramp.svg'), rampSvg(ramps.map((r) => ({
+        name: r.library ?? (r.limiter === 'bare' ? 'bare BullMQ + axios' : r.limiter), values: r.ramp!.series,
+        color: r.limiter === 'bare' ? '#999' : colors[r.limiter] ?? '#333',
+      }))));
+    }
     writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null, out.capacityRedisScheduling as string | null));
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {

@@ -17,6 +17,7 @@ import { sampleProducts } from '../src/fixtures/build-sheet.js';
 import { QUEUE_NAME } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
 import type { MockRegistrationApi } from '../src/mock-api/server.js';
+import { workerConfigEnv } from '../src/worker/worker-config.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
 import type { RegistrationJob } from '../src/queue.js';
@@ -86,6 +87,13 @@ export interface ScenarioResult {
   workerCpuUsPerRow?: number | null;
   redisCpuRatio?: number | null;
   peakRssMb?: number;
+  /**
+   * The ramp, from the API's side: requests inside the API at once (arrived, not
+   * answered) from the run's first arrival. `workingSize`: the median over the middle
+   * half of the run; `to90Ms`: when it first reached 90 % of that; `series`: every
+   * 50 ms of the first RAMP_PLOT_MS.
+   */
+  ramp?: { workingSize: number; to90Ms: number | null; series: number[] };
   /** How many runs the figures come from (bare: their mean; the default limiter: its median run). */
   runs?: number;
   /** The default limiter: each run's figures, in the order run. */
@@ -231,7 +239,9 @@ export class Bench {
   }
 
   async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}): Promise<T> {
-    const { config, env } = this.configFor(kind, extraEnv);
+    const { config, env: given } = this.configFor(kind, extraEnv);
+    // as `bulk-register workers` does: the processes take the checked settings (worker-config.ts)
+    const env = { ...given, ...workerConfigEnv(config) };
     let ready = 0;
     let allReady: () => void = () => undefined;
     const readyP = new Promise<void>((r) => { allReady = r; });

@@ -6,10 +6,9 @@
  * the variable, the value that arrived, and what was expected.
  */
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 const intIn = (min: number, max: number, what: string) =>
   z

@@ -203,6 +203,7 @@ export async function capacityRun(
       redisCpuUsPerRow: rowsDone > 0 ? round((cpu.redis * 1000) / rowsDone, 1) : null,
       workerCpuUsPerRow: rowsDone > 0 ? round((cpu.workers * 1000) / rowsDone, 1) : null,
       peakRssMb: rss,
+      ramp: rampOf(figures.flatMap((f) => f?.times ?? []), times),
     }),
   };
 }
@@ -221,6 +222,43 @@ export function spanRatios(spans: number[], bareRowsPerSec: number): { p50: numb
   const optimum = Math.max(ruleOptimum, (rows / bareRowsPerSec) * 1000);
   const ratios = spans.map((s) => s / optimum);
   return { p50: round(percentile(ratios, 50)), p99: round(percentile(ratios, 99)) };
+}
+
+/** The ramp's plot covers this much of a run's start (ms), one point per RAMP_STEP_MS. */
+export const RAMP_PLOT_MS = 4000;
+const RAMP_STEP_MS = 50;
+
+/**
+ * Requests inside the API at once over a run, from its arrivals and answers: the
+ * pool's working size (the median over the middle half of the run), when it first
+ * reached 90 % of it from the first arrival, and the series for the plot.
+ */
+export function rampOf(arrivals: number[], answers: number[]): NonNullable<ScenarioResult['ramp']> {
+  if (arrivals.length === 0) return { workingSize: 0, to90Ms: null, series: [] };
+  const events = [...arrivals.map((t) => [t, 1] as const), ...answers.map((t) => [t, -1] as const)].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const t0 = events[0]![0];
+  const end = events[events.length - 1]![0];
+  // requests inside the API at each step from t0
+  const steps: number[] = [];
+  let inside = 0;
+  let i = 0;
+  for (let t = t0; t <= end; t += RAMP_STEP_MS) {
+    while (i < events.length && events[i]![0] <= t) inside += events[i++]![1];
+    steps.push(inside);
+  }
+  const middle = steps.slice(Math.floor(steps.length / 4), Math.ceil((steps.length * 3) / 4));
+  const workingSize = middle.length > 0 ? [...middle].sort((a, b) => a - b)[Math.floor(middle.length / 2)]! : 0;
+  // the first moment (exact, not stepped) with 90 % of the working size inside
+  let to90Ms: number | null = null;
+  inside = 0;
+  for (const [t, d] of events) {
+    inside += d;
+    if (inside >= 0.9 * workingSize) {
+      to90Ms = t - t0;
+      break;
+    }
+  }
+  return { workingSize, to90Ms, series: steps.slice(0, RAMP_PLOT_MS / RAMP_STEP_MS + 1) };
 }
 
 /** Commands per second Redis receives from an idle pool (no rows at all), over `ms`. */

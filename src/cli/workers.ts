@@ -1,5 +1,6 @@
 /** `bulk-register workers [--processes N] [--concurrency C]`: runs the pool until SIGINT/SIGTERM. */
 import type { Config } from '../config.js';
+import { workerConfigEnv } from '../worker/worker-config.js';
 import { namespaceOf } from '../keys.js';
 import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
@@ -47,6 +48,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
       WORKER_PROCESSES: String(config.workerProcesses),
       WORKER_CONCURRENCY: String(config.workerConcurrency),
       ...(config.logPretty !== undefined ? {} : { LOG_PRETTY: process.stdout.isTTY ? '1' : '0' }),
+      ...workerConfigEnv({ ...config, logPretty: config.logPretty ?? process.stdout.isTTY }),
     },
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     log,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import type { Logger } from '../logger.js';
 import type { Credentials } from './adapter.js';
 import type { Redactor } from './redactor.js';

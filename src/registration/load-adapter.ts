@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import type { Adapter } from './adapter.js';
 import { builtinAdapter } from './builtin-adapter.js';
 

@@ -1,7 +1,8 @@
 /** Entry point of one pool worker process (forked by the supervisor). */
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { runWorkerProcess } from './worker-process.js';
+import { WORKER_CONFIG_ENV } from './worker-config.js';
 
 // Test hook: CLOCK_OFFSET_MS shifts this process's clock (Date.now), as a skewed host's would be.
 const offset = Number(process.env.CLOCK_OFFSET_MS ?? 0);
@@ -12,7 +13,9 @@ if (Number.isFinite(offset) && offset !== 0) {
 
 let config: Config;
 try {
-  config = loadConfig();
+  // the pool's own checked settings; started by hand (no pool), the environment is checked here
+  const given = process.env[WORKER_CONFIG_ENV];
+  config = given ? (JSON.parse(given) as Config) : (await import('../config.js')).loadConfig();
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n`);
   process.exit(1);
