@@ -19,7 +19,7 @@ import { startReplicatedCluster } from '../helpers/redis-cluster.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
 import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
 
-const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 5);
+const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
 const SHUTDOWN_MS = 5000;
 const results: Record<string, RunResult[]> = { 'cluster-seller-master': [], 'cluster-queue-master': [] };
 /** A pause of one master's sellers, as the pool logged it, and the sellers on either side of it. */
