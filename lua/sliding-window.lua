@@ -28,9 +28,9 @@
           (a failover or a restart), and with them sends of this seller's
           window; no send is granted before it (src/rate-limit/lost-writes.ts)
 
-  A send due within RESERVE_MS (150 ms, at most (W + G) / 4) is granted at once
-  for that moment: its place is reserved, and waitMs tells the caller how long
-  to wait before sending.
+  A send due within RESERVE_MS (150 ms, at most (W + G) / 4; for a re-check
+  300 ms, at most (W + G) / 4) is granted at once for that moment: its place is
+  reserved, and waitMs tells the caller how long to wait before sending.
 
   Rule: a send is granted at `now` only if fewer than L entries of `sent` lie in
   (now - (W + G), +inf): any L + 1 consecutive sends are then >= W + G apart.

@@ -68,6 +68,7 @@ export class SlidingWindowModel {
     this.hint = hint;
     this.now = now;
     const reserve = Math.min(150, Math.floor(this.span / 4));
+    const recheckReserve = Math.min(300, Math.floor(this.span / 4));
     const margin = this.margin;
     const grant = (at: number, slot: number, planned: boolean): ModelDecision => {
       at = Math.max(at, now);
@@ -84,7 +85,7 @@ export class SlidingWindowModel {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
       const due = Math.max(planned, free);
-      if (certain && due <= now + reserve) return grant(due, planned, true);
+      if (certain && due <= now + recheckReserve) return grant(due, planned, true);
       return { granted: false, waitMs: due - now, slot: planned };
     }
     let slot = now;
