@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the throttle measured against its alternatives in one run, on
- * a redis-server it starts itself, the mock API (2-25 ms latency) and 16 worker
+ * a redis-server it starts itself, the mock API (2-20 ms of path, 2-20 ms of answer) and 16 worker
  * processes. Writes bench/results.json and bench/RESULTS.md (+ registrations.svg).
  *
  * One pool of 16 processes picks each seller's limiter by its name. The default
@@ -164,7 +164,7 @@ function rampSvg(series: Array<{ name: string; values: number[]; color: string }
   const x = (t: number) => pad + (t / maxT) * (W - pad - 20);
   const y = (n: number) => H - pad - (n / maxN) * (H - pad - 20);
   const lines = series.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="1.5" points="${s.values.map((v, i) => `${x(i * step).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`);
-  const legend = series.map((s, i) => `<text x="${W - 200}" y="${H - pad - 14 - i * 16}" fill="${s.color}" font-size="12">${s.name}</text>`);
+  const legend = series.map((s, i) => `<text x="${W - 200}" y="${30 + i * 16}" fill="${s.color}" font-size="12">${s.name}</text>`);
   const ticks = [];
   for (let t = 0; t <= maxT; t += 500) ticks.push(`<text x="${x(t)}" y="${H - pad + 16}" font-size="10" text-anchor="middle">${t / 1000}</text>`);
   for (let n = 0; n <= maxN; n += 50) ticks.push(`<text x="${pad - 6}" y="${y(n) + 3}" font-size="10" text-anchor="end">${n}</text>`);
@@ -193,8 +193,8 @@ function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: numbe
   return `# Bench results
 
 Produced by \`npm run bench\` (${new Date().toISOString().slice(0, 10)}, ${elapsedS.toFixed(0)} s) on this machine: a
-redis-server started by the bench, the mock API adding 2–25 ms of random
-latency, ${PROCESSES} worker processes. Rule: ${RULE.limit} per ${RULE.windowMs} ms, guard ${RULE.guardMs} ms.
+redis-server started by the bench, the mock API timing each request 2–20 ms
+after it leaves (the network path) and answering 2–20 ms later, ${PROCESSES} worker processes. Rule: ${RULE.limit} per ${RULE.windowMs} ms, guard ${RULE.guardMs} ms.
 Optimum span for N rows: (⌈N/L⌉−1)·(W+G) = ${optimum(500)} ms for 500.
 
 | scenario | limiter | rows | registered | 429s | most requests at the API in one window (L=${RULE.limit}) | span ÷ optimum | limiter calls/row | delays/row | Redis commands/row | small seller done after upload | throughput ÷ bare BullMQ |
