@@ -45,9 +45,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     processes: config.workerProcesses,
     env: {
       ...process.env,
-      WORKER_PROCESSES: String(config.workerProcesses),
-      WORKER_CONCURRENCY: String(config.workerConcurrency),
-      ...(config.logPretty !== undefined ? {} : { LOG_PRETTY: process.stdout.isTTY ? '1' : '0' }),
+      // the workers' settings travel whole, checked (worker-config.ts); pretty logs when ours go to a terminal
       ...workerConfigEnv({ ...config, logPretty: config.logPretty ?? process.stdout.isTTY }),
     },
     shutdownTimeoutMs: config.shutdownTimeoutMs,

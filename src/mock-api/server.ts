@@ -233,45 +233,43 @@ export class MockRegistrationApi {
   }
 
   private handleArrived(req: http.IncomingMessage, res: http.ServerResponse, url: URL, chunks: Buffer[]): void {
-    {
-      // Timed at arrival: the moment the whole request is in (after the path's latency).
-      const arrivedAt = this.now();
-      const raw = Buffer.concat(chunks).toString('utf8');
-      if (req.method === 'GET' && url.pathname === '/_stats') return this.send(res, 200, this.statsSnapshot(url.searchParams.get('times') === '1'));
-      if (req.method === 'GET' && url.pathname === '/healthz') return this.send(res, 200, { ok: true });
-      if (req.method === 'PUT' && url.pathname === '/_outage') {
-        let on = false;
-        try {
-          on = (JSON.parse(raw) as { on?: unknown }).on === true;
-        } catch {
-          return this.send(res, 400, { error: 'send {"on": true} or {"on": false}' });
-        }
-        this.setOutage(on);
-        return this.send(res, 200, { ok: true, on, outageCalls: this.outageCalls.length });
+    // Timed at arrival: the moment the whole request is in (after the path's latency).
+    const arrivedAt = this.now();
+    const raw = Buffer.concat(chunks).toString('utf8');
+    if (req.method === 'GET' && url.pathname === '/_stats') return this.send(res, 200, this.statsSnapshot(url.searchParams.get('times') === '1'));
+    if (req.method === 'GET' && url.pathname === '/healthz') return this.send(res, 200, { ok: true });
+    if (req.method === 'PUT' && url.pathname === '/_outage') {
+      let on = false;
+      try {
+        on = (JSON.parse(raw) as { on?: unknown }).on === true;
+      } catch {
+        return this.send(res, 400, { error: 'send {"on": true} or {"on": false}' });
       }
-      if (req.method === 'POST' && url.pathname === '/_reset') {
-        this.reset();
-        return this.send(res, 200, { ok: true });
-      }
-      const limitMatch = /^\/_limits\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'PUT' && limitMatch) {
-        try {
-          const b = JSON.parse(raw) as { max?: number; windowMs?: number };
-          this.limits[decodeURIComponent(limitMatch[1]!)] = { max: Number(b.max), windowMs: Number(b.windowMs ?? this.opts.windowMs) };
-          return this.send(res, 200, { ok: true });
-        } catch {
-          return this.send(res, 400, { error: 'body must be JSON {max, windowMs}' });
-        }
-      }
-      if (req.method === 'DELETE' && limitMatch) {
-        delete this.limits[decodeURIComponent(limitMatch[1]!)];
-        return this.send(res, 200, { ok: true });
-      }
-      const m = /^\/sellers\/([^/]+)\/products$/.exec(url.pathname);
-      if (!m) return this.send(res, 404, { error: 'not found' });
-      if (req.method !== 'POST') return this.send(res, 405, { error: 'method not allowed' });
-      this.register(decodeURIComponent(m[1]!), req, res, raw, arrivedAt);
+      this.setOutage(on);
+      return this.send(res, 200, { ok: true, on, outageCalls: this.outageCalls.length });
     }
+    if (req.method === 'POST' && url.pathname === '/_reset') {
+      this.reset();
+      return this.send(res, 200, { ok: true });
+    }
+    const limitMatch = /^\/_limits\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'PUT' && limitMatch) {
+      try {
+        const b = JSON.parse(raw) as { max?: number; windowMs?: number };
+        this.limits[decodeURIComponent(limitMatch[1]!)] = { max: Number(b.max), windowMs: Number(b.windowMs ?? this.opts.windowMs) };
+        return this.send(res, 200, { ok: true });
+      } catch {
+        return this.send(res, 400, { error: 'body must be JSON {max, windowMs}' });
+      }
+    }
+    if (req.method === 'DELETE' && limitMatch) {
+      delete this.limits[decodeURIComponent(limitMatch[1]!)];
+      return this.send(res, 200, { ok: true });
+    }
+    const m = /^\/sellers\/([^/]+)\/products$/.exec(url.pathname);
+    if (!m) return this.send(res, 404, { error: 'not found' });
+    if (req.method !== 'POST') return this.send(res, 405, { error: 'method not allowed' });
+    this.register(decodeURIComponent(m[1]!), req, res, raw, arrivedAt);
   }
 
   /** An outage: from now on, until called with false, every registration answers 503 before anything else. */
