@@ -73,9 +73,9 @@ class BySellerLimiter implements PermitLimiter {
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number) {
     return this.pick(finished.sellerId) === this.slidingWindow ? this.slidingWindow.permitNext(queue, token, nonce, finished, together) : undefined;
   }
-  acquire(sellerId: string, member: string, sendId: string) { return this.pick(sellerId).acquire(sellerId, member, sendId); }
+  acquire(sellerId: string, member: string, sendId: string, home?: string) { return this.pick(sellerId).acquire(sellerId, member, sendId, home); }
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
-  block(sellerId: string, waitMs: number, sendId: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId); }
+  block(sellerId: string, waitMs: number, sendId: string, home?: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId, home); }
   peek(sellerId: string) { return this.pick(sellerId).peek(sellerId); }
 }
 

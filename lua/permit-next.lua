@@ -7,9 +7,11 @@
   starts the row with its permit in hand instead of asking in a round trip of
   its own.
 
-  Single Redis only: it reads keys it cannot name in advance (the job's hash
-  and lock, the seller's limiter keys), which Redis Cluster forbids. A worker on
-  Cluster asks with sliding-window.lua as always.
+  It reads keys it cannot name in advance (the job's hash and lock, the seller's
+  limiter keys). On a single Redis any key will do. On Redis Cluster they must
+  lie in the queue's slot: a seller pinned to the queue's shard has its keys
+  under the shard's tag, and its jobs say so (`home`, src/seller-home.ts); any
+  other job gets no permit here (ARGV[15]) and asks with sliding-window.lua.
 
   KEYS[1] BullMQ's active list of the registrations queue
 
@@ -26,10 +28,13 @@
           call ever run before BullMQ's completion, that job is still active)
   ARGV[14] how many such asks the worker wrote together, behind their completions
           (default 1): how deep in the active list the job may lie
+  ARGV[15] 1: only a job whose seller is pinned to this queue's shard gets a permit
+          here (Redis Cluster); else any
 
   Returns {} when no job that deep in the active list is locked with this token
   (BullMQ fetched none, or another worker's came in between), is the finished one, or
-  its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua, sellerId }.
+  its seller is not covered; else { jobId, sendId, ...the reply of sliding-window.lua, sellerId, home }
+  (home: the tag the seller's keys carry, "" for its own).
 ]]
 --#include lib/acquire-permit.lua
 local jobPrefix, token, ns, nonce, sellerPrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -60,19 +65,23 @@ local data, firstStart = fields[1] or '', fields[2] == '1'
 -- the fields the producer writes first (src/upload/enqueue-upload.ts), read without
 -- decoding the whole row; any other layout is decoded
 local job
-local sellerId, uploadId, row = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)[,}]')
+local sellerId, uploadId, row, after = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)()[,}]')
 if sellerId then
-  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row) }
+  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = string.match(data, '^,"home":"([^"\\]+)"', after) }
 else
   local ok, decoded = pcall(cjson.decode, data)
   if not ok or type(decoded) ~= 'table' or type(decoded.sellerId) ~= 'string' or decoded.uploadId == nil or decoded.row == nil then return {} end
   job = decoded
 end
 if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
+-- the seller's keys under its shard's tag: only when that is this queue's (its slot)
+local home = type(job.home) == 'string' and job.home ~= '' and job.home or nil
+if home and not string.find(jobPrefix, '{' .. home .. '}', 1, true) then return {} end
+if ARGV[15] == '1' and not home then return {} end
 
 -- the row's member and the seller's keys, named as src/keys.ts names them
 local member = job.uploadId .. ':' .. string.format('%d', job.row)
-local base = ns .. ':rl:{' .. job.sellerId .. '}:'
+local base = home and (ns .. ':rl:{' .. home .. '}:' .. job.sellerId .. ':') or (ns .. ':rl:{' .. job.sellerId .. '}:')
 local sendId = member .. '#' .. nonce
 local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
@@ -80,4 +89,5 @@ local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
 table.insert(reply, job.sellerId)
+table.insert(reply, home or '')
 return reply

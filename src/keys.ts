@@ -10,10 +10,20 @@ export function namespaceOf(queuePrefix: string): string {
   return queuePrefix.replace(/[{}]/g, '') || 'bulk-register';
 }
 
+/** `{ns}:{kind}:{seller}`, or `{ns}:{kind}:{home}:seller` when the seller is pinned to a shard's tag. */
+function homeBase(ns: string, kind: 'rl' | 'up', sellerId: string, home: string): string {
+  return home === sellerId ? `${ns}:${kind}:{${sellerId}}` : `${ns}:${kind}:{${home}}:${sellerId}`;
+}
+
 export type SellerKeys = ReturnType<typeof sellerKeys>;
 
-export function sellerKeys(ns: string, sellerId: string) {
-  const base = `${ns}:rl:{${sellerId}}`;
+/**
+ * A seller's keys carry its home's hash tag: its own id, or on Redis Cluster the
+ * tag of the queue shard it is pinned to (seller-home.ts), so that its limiter
+ * and upload keys share a slot with its jobs. `home` is that tag.
+ */
+export function sellerKeys(ns: string, sellerId: string, home: string = sellerId) {
+  const base = homeBase(ns, 'rl', sellerId, home);
   return {
     plan: `${base}:plan`,
     sent: `${base}:sent`,
@@ -36,8 +46,8 @@ export function sellerKeys(ns: string, sellerId: string) {
 /** string, 60 s: written by `upload` on a cluster so that WAIT on the seller's master covers it (upload/replicated.ts) */
 export const replicaCheckKey = (ns: string, sellerId: string) => `${ns}:up:{${sellerId}}:replica-check`;
 
-export function uploadKeys(ns: string, sellerId: string, uploadId: string) {
-  const base = `${ns}:up:{${sellerId}}:${uploadId}`;
+export function uploadKeys(ns: string, sellerId: string, uploadId: string, home: string = sellerId) {
+  const base = `${homeBase(ns, 'up', sellerId, home)}:${uploadId}`;
   return {
     /** hash: sellerId, file, rows, total, registered, duplicate, failed, createdAt, enqueued */
     upload: base,

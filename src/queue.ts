@@ -10,6 +10,11 @@ export interface RegistrationJob {
   uploadId: string;
   /** The spreadsheet's row number. */
   row: number;
+  /**
+   * On Redis Cluster, the hash tag of the shard the seller is pinned to, which its
+   * keys carry (seller-home.ts); absent when they carry the seller's own.
+   */
+  home?: string;
   product: Product;
   /**
    * The sheet's extra columns (marketplace.md `attributes`), only when the row
@@ -98,9 +103,10 @@ export class QueueSet {
  * default 1 on a single Redis and 2 per master on a cluster (docs/operations.md, "Queue
  * shards"). `redis` must be connected (a cluster's masters are counted).
  */
-export function resolveShardPrefixes(config: Config, redis: { nodes?: (role: 'master') => unknown[] }): string[] {
+export function resolveShardPrefixes(config: Config, redis: object): string[] {
   const cluster = config.redisClusterNodes.length > 0;
-  const masters = cluster && typeof redis.nodes === 'function' ? redis.nodes('master').length : 1;
+  const nodes = (redis as { nodes?: (role: 'master') => unknown[] }).nodes;
+  const masters = cluster && typeof nodes === 'function' ? nodes.call(redis, 'master').length : 1;
   const shards = config.queueShards ?? (cluster ? Math.max(2, 2 * masters) : 1);
   return shardPrefixes(config.queuePrefix, shards);
 }

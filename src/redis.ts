@@ -19,12 +19,12 @@ export interface LuaCommands {
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
     answerHintMs: number, answerHintAt: number, suspectUntil: number,
   ): Promise<[...Reply5, number, number, 0 | 1]>;
-  /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit, sellerId] */
+  /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit, sellerId, home] */
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
-    finishedJobId: string, suspectUntil: number, depth: number,
-  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string]>;
+    finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1,
+  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string, string]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, rule: string, blocked: string,
@@ -113,30 +113,32 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * issues commands that must follow all of them (the next row's permit after
  * BullMQ's completion of this one); it is told how many `last`s this write
  * carries (a permit asked ahead then knows how many fetches went before it).
- * A cluster client is left as it is (its commands go to several nodes).
+ * On a cluster every master's connection is held: the commands for one slot
+ * still leave in their order, each node's in one write.
  */
 export function writeTogether(client: Redis | Cluster, last?: (together: number) => void): void {
-  if (!(client instanceof Redis)) return;
-  const socket = client.stream;
-  if (!socket) return;
-  const pending = lastCommands.get(socket);
+  const holder: object | undefined = client instanceof Redis ? client.stream : client;
+  if (!holder) return;
+  const pending = lastCommands.get(holder);
   if (pending) {
     if (last) pending.push(last);
     return;
   }
-  if (socket.writableCorked > 0) return;
+  const sockets = (client instanceof Redis ? [client.stream] : client.nodes('master').map((node) => node.stream))
+    .filter((socket) => socket && socket.writableCorked === 0);
+  if (client instanceof Redis && sockets.length === 0) return;
   const lasts = last ? [last] : [];
-  lastCommands.set(socket, lasts);
-  socket.cork();
+  lastCommands.set(holder, lasts);
+  for (const socket of sockets) socket.cork();
   setImmediate(() => {
-    lastCommands.delete(socket);
+    lastCommands.delete(holder);
     // issued now, after every command of this turn: they join the same write
     for (const issue of lasts) issue(lasts.length);
-    socket.uncork();
+    for (const socket of sockets) socket.uncork();
   });
 }
 
-/** Per corked socket: what writeTogether's callers asked to issue last. */
+/** Per corked socket (or cluster): what writeTogether's callers asked to issue last. */
 const lastCommands = new WeakMap<object, Array<(together: number) => void>>();
 
 const lastErrors = new WeakMap<object, Error>();

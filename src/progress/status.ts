@@ -11,6 +11,7 @@ import { lostRows } from '../upload/lost-rows.js';
 import { pauseOf, readPauses, type Pause } from '../steering/pauses.js';
 import { readApiDown } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
+import { homeOf } from '../seller-home.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -104,7 +105,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     .map((member) => member.split('/') as [string, string])
     .filter(([sellerId, uploadId]) => (!filter.uploadId || uploadId === filter.uploadId) && (!filter.sellerId || sellerId === filter.sellerId));
   const read = await mapLimit(members, READS_AT_ONCE, async ([sellerId, uploadId]): Promise<UploadStatus | undefined> => {
-    const h = await redis.hgetall(uploadKeys(ns, sellerId, uploadId).upload);
+    const h = await redis.hgetall(uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload);
     if (!h.uploadId) return undefined; // expired
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');

@@ -4,6 +4,7 @@
  * All times in the replies are durations on Redis's clock, in ms.
  */
 import { namespaceOf, sellerKeys, uploadKeys } from '../keys.js';
+import { homeOf, pinsSellers } from '../seller-home.js';
 import type { RedisClient } from '../redis.js';
 import { keySlot } from '../queue-shards.js';
 import type { LastGrant } from './lost-writes.js';
@@ -83,6 +84,8 @@ const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
 
 export interface CompleteArgs {
   sellerId: string;
+  /** The hash tag of the seller's keys (seller-home.ts), when the caller knows it: the job's. */
+  home?: string;
   uploadId: string;
   row: number;
   member: string;
@@ -111,14 +114,16 @@ export interface PermitAhead {
 /** What the job processor needs from a limiter (the bench plugs in the alternatives). */
 export interface PermitLimiter {
   readonly settings: LimiterSettings;
-  acquire(sellerId: string, member: string, sendId: string): Promise<Permit>;
+  /** `home`: the hash tag of the seller's keys, the job's (seller-home.ts); its own id when absent. */
+  acquire(sellerId: string, member: string, sendId: string, home?: string): Promise<Permit>;
   /**
    * The permit for the job BullMQ locks next with `token` (lua/permit-next.lua), or
-   * undefined when it fetched none. Single Redis only; absent where not offered.
+   * undefined when it fetched none. On Redis Cluster, for a pinned seller only;
+   * absent where not offered.
    */
   permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number): Promise<PermitAhead | undefined>;
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
-  block(sellerId: string, waitMs: number, sendId: string): Promise<number>;
+  block(sellerId: string, waitMs: number, sendId: string, home?: string): Promise<number>;
   /** Read-only: when the seller's next send may go, and its recent sends (for ETAs). */
   peek(sellerId: string): Promise<PeekResult>;
 }
@@ -195,13 +200,14 @@ export class SellerLimiter implements PermitLimiter {
     this.ns = namespaceOf(settings.queuePrefix);
   }
 
-  keys(sellerId: string) {
-    return sellerKeys(this.ns, sellerId);
+  /** The seller's limiter keys; `home`: the hash tag they carry (seller-home.ts), the job's. */
+  keys(sellerId: string, home: string = sellerId) {
+    return sellerKeys(this.ns, sellerId, home);
   }
 
   /** lua/sliding-window.lua: one call per ask; a row asks at most twice on the normal path. */
-  async acquire(sellerId: string, member: string, sendId: string): Promise<Permit> {
-    const k = this.keys(sellerId);
+  async acquire(sellerId: string, member: string, sendId: string, home?: string): Promise<Permit> {
+    const k = this.keys(sellerId, home);
     const s = this.settings;
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
@@ -234,12 +240,14 @@ export class SellerLimiter implements PermitLimiter {
     const drops = this.connectionDrops;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
-      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId, this.suspectUntil, together,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId,
+      // on a cluster: the queue's slot is its pinned sellers' (seller-home.ts), and only they are served
+      Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(queue.active)] ?? 0), together, pinsSellers(this.redis) ? 1 : 0,
     );
     // out when the connection closed: the row asks for its own permit, through the check
     if (reply.length === 0 || this.connectionDrops !== drops) return undefined;
-    const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId] = reply;
-    if (granted === 1) this.noteGrant({ sent: this.keys(sellerId).sent, sendId, at: redisNow });
+    const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId, home] = reply;
+    if (granted === 1) this.noteGrant({ sent: this.keys(sellerId, home || sellerId).sent, sendId, at: redisNow });
     return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]) };
   }
 
@@ -274,13 +282,26 @@ export class SellerLimiter implements PermitLimiter {
    * lua/complete-send.lua: the answer (or error) arrived. Moves the send's place to
    * now and, when `outcome` is given, counts the row once for its upload.
    */
-  async complete(
+  complete(
     args: CompleteArgs,
     final: FinalOutcome | undefined,
     retentionS: number,
   ): Promise<Completion & { redisNow: number }> {
-    const k = this.keys(args.sellerId);
-    const u = uploadKeys(this.ns, args.sellerId, args.uploadId);
+    // with its home given, the script is issued in this very turn (a count sent ahead of its job's completion)
+    if (args.home === undefined && pinsSellers(this.redis)) {
+      return homeOf(this.redis, this.ns, args.sellerId).then((home) => this.completeAt(home, args, final, retentionS));
+    }
+    return this.completeAt(args.home ?? args.sellerId, args, final, retentionS);
+  }
+
+  private async completeAt(
+    home: string,
+    args: CompleteArgs,
+    final: FinalOutcome | undefined,
+    retentionS: number,
+  ): Promise<Completion & { redisNow: number }> {
+    const k = this.keys(args.sellerId, home);
+    const u = uploadKeys(this.ns, args.sellerId, args.uploadId, home);
     const s = this.settings;
     const send = this.sends.get(args.sendId);
     this.sends.delete(args.sendId);
@@ -300,14 +321,14 @@ export class SellerLimiter implements PermitLimiter {
   }
 
   /** lua/block-seller.lua: the API said 429; every row of the seller waits `waitMs`. */
-  async block(sellerId: string, waitMs: number, sendId: string): Promise<number> {
-    const k = this.keys(sellerId);
+  async block(sellerId: string, waitMs: number, sendId: string, home?: string): Promise<number> {
+    const k = this.keys(sellerId, home ?? (await homeOf(this.redis, this.ns, sellerId)));
     return this.redis.blockSeller(k.blocked, k.sent, Math.max(0, Math.ceil(waitMs)), sendId, this.settings.windowMs + this.settings.guardMs);
   }
 
   /** lua/peek-permit.lua: read-only; when a new row of the seller could be sent. */
   async peek(sellerId: string): Promise<PeekResult> {
-    const k = this.keys(sellerId);
+    const k = this.keys(sellerId, await homeOf(this.redis, this.ns, sellerId));
     const s = this.settings;
     const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.peekPermit(
       k.plan, k.sent, k.rule, k.blocked, s.limit, s.windowMs, s.guardMs,

@@ -24,6 +24,7 @@ import { openRows } from '../upload/lost-rows.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
 import { PAUSE_POLL_MS } from './pauses.js';
 import { CANCEL, steerKey } from './steer-key.js';
+import { homeOf } from '../seller-home.js';
 
 
 /** The seller of an upload, from the upload index; undefined when unknown. */
@@ -47,7 +48,7 @@ export async function cancelUpload(
   const ns = namespaceOf(config.queuePrefix);
   const sellerId = await sellerOfUpload(redis, ns, uploadId);
   if (!sellerId) return undefined;
-  const keys = uploadKeys(ns, sellerId, uploadId);
+  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
   if (!(await redis.exists(keys.upload))) return undefined;
   const now = deps.now();
   await redis.hsetnx(keys.upload, 'cancelledAt', now);
@@ -91,7 +92,7 @@ export async function cancelUpload(
  */
 export async function reopenCancelled(redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet): Promise<number[]> {
   const ns = namespaceOf(config.queuePrefix);
-  const keys = uploadKeys(ns, sellerId, uploadId);
+  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
   if (!(await redis.hget(keys.upload, 'cancelledAt'))) return [];
   const rows = await redis.hgetall(keys.rows);
   const cancelled = Object.entries(rows).filter(([, v]) => {
@@ -129,7 +130,7 @@ export async function finishedCancels(redis: RedisClient, ns: string, sinceMs: n
     const member = index.find((m) => m.endsWith(`/${uploadId}`));
     if (!member) continue;
     const sellerId = member.slice(0, member.length - uploadId.length - 1);
-    const key = uploadKeys(ns, sellerId, uploadId).upload;
+    const key = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload;
     const h = await redis.hgetall(key);
     const n = (k: string) => Number(h[k] ?? 0);
     if (h.finishedLogged || n('registered') + n('duplicate') + n('failed') + n('cancelled') < n('total')) continue;

@@ -11,7 +11,8 @@ import type { LoadedSheet } from '../excel/load-sheet.js';
 import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
-import { queuesKey, shardOf } from '../queue-shards.js';
+import { queuesKey } from '../queue-shards.js';
+import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority } from './fair-share.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
@@ -48,21 +49,22 @@ export async function enqueueUpload(
   const { redis, queues, config } = deps;
   const uploadId = uploadIdFor(sellerId, sheet.sha256);
   const ns = namespaceOf(config.queuePrefix);
-  const keys = uploadKeys(ns, sellerId, uploadId);
+  // on a cluster, the shard the seller is pinned to: its keys carry the shard's tag (seller-home.ts)
+  const { home, queue: prefix } = await pinHome(redis, config, sellerId, queues.prefixes);
+  const keys = uploadKeys(ns, sellerId, uploadId, home);
 
   if ((await redis.hget(keys.upload, 'enqueued')) === '1') {
     // the same file after a cancel: exactly its cancelled rows go again (steering/cancel.ts)
     const again = new Set(await reopenCancelled(redis, config, sellerId, uploadId, queues));
     if (again.size === 0) return { uploadId, enqueued: 0, alreadyUploaded: true };
-    const prefix = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
+    const queue = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
     const rows = sheet.valid.filter((r) => again.has(r.row));
-    await addRows(deps, prefix, sellerId, uploadId, rows);
+    await addRows(deps, queue, { sellerId, home }, uploadId, rows);
     await redis.zadd(unnotifiedKey(ns), deps.now(), uploadId);
-    return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: prefix };
+    return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
 
-  // the seller's shard; recorded with the upload, which stays on it for its whole life
-  const prefix = shardOf(sellerId, queues.prefixes);
+  // the seller's shard is recorded with the upload, which stays on it for its whole life
   const createdAt = deps.now();
   const retention = config.uploadRetentionS;
   await redis
@@ -82,7 +84,7 @@ export async function enqueueUpload(
   await redis.zremrangebyscore(queuesKey(ns), '-inf', createdAt - retention * 1000);
   await redis.expire(queuesKey(ns), retention);
 
-  await addRows(deps, prefix, sellerId, uploadId, sheet.valid);
+  await addRows(deps, prefix, { sellerId, home }, uploadId, sheet.valid);
   await redis.hset(keys.upload, 'enqueued', 1);
   // the pool tells UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts)
   await redis.zadd(unnotifiedKey(ns), createdAt, uploadId);
@@ -92,18 +94,18 @@ export async function enqueueUpload(
 /** One job per row on the upload's queue, each at its place in the fair round over all sellers (fair-share.ts). */
 async function addRows(
   deps: { redis: RedisClient; queues: QueueSet; config: Config },
-  prefix: string, sellerId: string, uploadId: string, rows: LoadedSheet['valid'],
+  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'],
 ): Promise<void> {
   const { redis, queues, config } = deps;
   const queue = queues.get(prefix);
   const options = jobOptions(config);
-  const first = await reservePriorities({ redis, queuePrefix: prefix, ns: namespaceOf(config.queuePrefix), retentionS: config.uploadRetentionS }, sellerId, rows.length);
+  const first = await reservePriorities({ redis, queuePrefix: prefix, ns: namespaceOf(config.queuePrefix), retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
   for (let i = 0; i < rows.length; i += BULK) {
     await queue.addBulk(
       rows.slice(i, i + BULK).map(({ row, product, attributes }, j) => ({
         name: 'register',
-        // this key order: permit-next.lua reads sellerId, uploadId and row from the front of the JSON
-        data: { sellerId, uploadId, row, product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
+        // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
+        data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
         opts: { ...options, priority: rowPriority(first, i + j, rows.length), jobId: jobIdFor(uploadId, row) },
       })),
     );

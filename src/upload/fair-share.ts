@@ -75,8 +75,9 @@ export async function reservePriorities(
   deps: { redis: RedisClient; queuePrefix: string; ns: string; retentionS: number },
   sellerId: string,
   count: number,
+  home: string = sellerId,
 ): Promise<number> {
-  const tailKey = sellerKeys(deps.ns, sellerId).tail;
+  const tailKey = sellerKeys(deps.ns, sellerId, home).tail;
   const [vt, tail] = await Promise.all([virtualTime(deps.redis, deps.queuePrefix), deps.redis.get(tailKey)]);
   const start = firstPriority(vt, tail === null ? undefined : Number(tail));
   await deps.redis.set(tailKey, rowPriority(start, count - 1, count), 'EX', deps.retentionS);

@@ -15,6 +15,7 @@ export class PoolMetrics {
   private readonly registrations = new Counter({ name: 'bulk_register_registrations_total', help: 'Rows finished, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
   private readonly tooMany = new Counter({ name: 'bulk_register_api_429_total', help: '429 answers from the registration API', registers: [this.registry] });
   private readonly permits = new Counter({ name: 'bulk_register_limiter_calls_total', help: 'Permit requests to the limiter', registers: [this.registry] });
+  private readonly ahead = new Counter({ name: 'bulk_register_permits_ahead_total', help: 'Permits asked in the write that finished the row before (no round trip of their own)', registers: [this.registry] });
   private readonly waits = new Histogram({
     name: 'bulk_register_limiter_wait_seconds', help: 'How long jobs were delayed for a permit (or a Retry-After)',
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300], registers: [this.registry],
@@ -45,6 +46,7 @@ export class PoolMetrics {
       if (event === 'registered' || event === 'duplicate' || event === 'failed' || event === 'cancelled') this.registrations.inc({ outcome: event }, n);
       else if (event === 'tooMany') this.tooMany.inc(n);
       else if (event === 'permit') this.permits.inc(n);
+      else if (event === 'permitAhead') this.ahead.inc(n);
     }
     for (const ms of message.waitsMs) this.waits.observe(ms / 1000);
   }

@@ -57,7 +57,7 @@ export interface ProcessorDeps {
    * reply (one round trip less per row). On Cluster they reach different nodes,
    * so the worker waits for the count before the job may finish.
    */
-  countAhead?: boolean;
+  countAhead?: boolean | ((job: Job<RegistrationJob>) => boolean);
   /**
    * BullMQ's keys for the queue, when the worker may ask for the next row's permit
    * in the write that finishes this one (lua/permit-next.lua: single Redis, with
@@ -78,7 +78,7 @@ export interface ProcessorDeps {
   onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
 
-export type ProcessorEvent = Outcome | 'permit' | 'delayed' | 'tooMany' | 'held' | 'unauthorized';
+export type ProcessorEvent = Outcome | 'permit' | 'permitAhead' | 'delayed' | 'tooMany' | 'held' | 'unauthorized';
 
 /** How long a process trusts that the rule it last announced for a seller is the one in Redis (ms): then it writes it again. */
 const RULE_REWRITE_MS = 10_000;
@@ -89,6 +89,9 @@ export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<
   /** Resolves once no row is being processed and every count sent ahead has been answered (before closing the connection). */
   settled(): Promise<void>;
 };
+
+/** The hash tag of the job's seller's keys: its pinned shard's on a cluster (seller-home.ts), else its own. */
+const homeOfJob = (job: Job<RegistrationJob>): string => job.data.home ?? job.data.sellerId;
 
 export function createProcessor(deps: ProcessorDeps): Processor {
   const { limiter, api, log } = deps;
@@ -135,14 +138,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function permitFor(job: Job<RegistrationJob>, ahead: PermitAhead | undefined, member: string): Promise<{ permit: Permit; sendId: string }> {
     if (ahead) return ahead;
     const sendId = `${member}#${nonce()}`;
-    return { permit: await limiter.acquire(job.data.sellerId, member, sendId), sendId };
+    return { permit: await limiter.acquire(job.data.sellerId, member, sendId, homeOfJob(job)), sendId };
   }
 
   /** A permit granted and not used: its send is answered now (no row counted), so it stops holding a place ahead. */
   async function giveBack(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<void> {
     if (!granted?.permit.granted) return;
     const { sellerId, uploadId, row } = job.data;
-    await limiter.complete({ sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: granted.sendId }, undefined, deps.uploadRetentionS);
+    await limiter.complete({ sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted.sendId }, undefined, deps.uploadRetentionS);
   }
 
   /** The seller is paused: the row is set aside, delayed until a resume promotes it (or HELD_RECHECK_MS), no attempt used. */
@@ -162,7 +165,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function cancelRow(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<ProcessResult> {
     const { sellerId, uploadId, row } = job.data;
     const counts = await limiter.complete(
-      { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '' },
+      { sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '' },
       { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
       deps.uploadRetentionS,
     );
@@ -217,20 +220,20 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   /** Rules this process last wrote, by seller, and when. */
   const announced = new Map<string, { value: string; at: number }>();
-  async function noteRule(sellerId: string, rule: AnnouncedRule): Promise<void> {
+  async function noteRule(sellerId: string, home: string, rule: AnnouncedRule): Promise<void> {
     const value = `${rule.max}/${rule.windowMs}`;
     const last = announced.get(sellerId);
     const now = deps.now();
     if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
-    await announceRule(deps.redis, ns, sellerId, rule);
+    await announceRule(deps.redis, ns, sellerId, rule, home);
     if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
     announced.delete(sellerId);
     announced.set(sellerId, { value, at: now });
     if (announced.size > 10_000) announced.delete(announced.keys().next().value!);
   }
 
-  async function uploadCounts(sellerId: string, uploadId: string): Promise<UploadCounts> {
-    const v = await deps.redis.hmget(uploadKeys(ns, sellerId, uploadId).upload, 'total', 'registered', 'duplicate', 'failed');
+  async function uploadCounts(sellerId: string, home: string, uploadId: string): Promise<UploadCounts> {
+    const v = await deps.redis.hmget(uploadKeys(ns, sellerId, uploadId, home).upload, 'total', 'registered', 'duplicate', 'failed');
     const [total, registered, duplicate, failed] = v.map((x) => Number(x ?? 0)) as [number, number, number, number];
     return { total, registered, duplicate, failed };
   }
@@ -247,6 +250,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   async function processRegistration(job: Job<RegistrationJob>, token?: string): Promise<ProcessResult> {
     const { sellerId, uploadId, row, product } = job.data;
+    const home = homeOfJob(job);
     const member = rowMember(uploadId, row);
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
@@ -278,8 +282,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const granted = await permitFor(job, ahead, member);
     const { permit, sendId } = granted;
     deps.onEvent?.('permit', sellerId);
+    if (granted === ahead) deps.onEvent?.('permitAhead', sellerId);
     if (permit.event && log.isLevelEnabled('info')) {
-      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
+      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
     if (!permit.granted) return delay(job, token, permit.waitMs);
     // a permit for a moment from now (a few ms): its place is reserved
@@ -305,7 +310,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     } catch (err) {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
-    const ids = { sellerId, uploadId, row, member, sendId };
+    const ids = { sellerId, home, uploadId, row, member, sendId };
     // an adapter fault says nothing of the API; anything else answered is a usable answer
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient'))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
@@ -314,13 +319,13 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {
-      await noteRule(sellerId, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
+      await noteRule(sellerId, home, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
     }
 
     if (outcome.kind === 'throttled') {
       deps.onEvent?.('tooMany', sellerId);
       const retryAfterMs = outcome.retryAfterMs ?? permit.windowMs;
-      const waitMs = await limiter.block(sellerId, retryAfterMs, sendId);
+      const waitMs = await limiter.block(sellerId, retryAfterMs, sendId, home);
       log.warn({ sellerId, uploadId, row, retryAfterMs }, 'the marketplace answered throttled: the seller waits for its Retry-After');
       return delay(job, token, waitMs);
     }
@@ -358,14 +363,15 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // the count and its job's completion (issued later in this turn) leave in one write,
     // and behind them the permit for the row BullMQ fetches with that completion
     const queue = deps.permitAheadFor?.(job);
-    if (deps.countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together) => askAhead(queue, token, { jobId: job.id!, sellerId }, together) : undefined);
+    const countAhead = typeof deps.countAhead === 'function' ? deps.countAhead(job) : deps.countAhead === true;
+    if (countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together) => askAhead(queue, token, { jobId: job.id!, sellerId }, together) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
       logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0, counts.pace);
     });
-    if (!deps.countAhead) {
+    if (!countAhead) {
       await counting;
       return result;
     }

@@ -8,7 +8,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
-import { bullConnection, createRedis, describeRedis, type RedisClient } from '../redis.js';
+import { createRedis, describeRedis, type RedisClient } from '../redis.js';
 import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
 import { loadAdapter } from '../registration/load-adapter.js';
@@ -126,8 +126,10 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
         .catch((err: Error) => log.warn({ err, sellerId }, 'could not resume a seller whose credentials changed'));
     }
   });
-  // On a single Redis the worker's BullMQ commands share the limiter's connection,
-  // so a row's count always reaches Redis before its job is finished (countAhead).
+  // The worker's BullMQ commands share the limiter's connection, so a row's count reaches
+  // Redis before its job is finished (countAhead): always on a single Redis; on a cluster
+  // when the seller is pinned to the job's shard (seller-home.ts), its keys then being in
+  // the queue's slot, on the same master's connection.
   const cluster = config.redisClusterNodes.length > 0;
   // a read of a key that never exists, in each queue's own slot (the nodes the workers block on)
   const kicker = createWakeKicker(() => Promise.all([...workers.keys()].map((prefix) => redis.exists(`${prefix}:wake`))));
@@ -136,10 +138,11 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     // this process's probe closed the breaker: the rows held for the outage go again
     onApiBack: () => void releaseHeld(redis, ns, undefined, heldQueues, log).catch((err: Error) => log.warn({ err }, 'could not release the rows held for the outage')),
     ...(tokens ? { tokens } : {}),
-    countAhead: !cluster,
-    // on a single Redis the next row's permit is asked in the write that finishes this one,
-    // on the queue the finished row came from (BullMQ fetches the next one from it)
-    permitAheadFor: cluster ? undefined : (job) => ({ active: `${job.queueQualifiedName}:active`, jobPrefix: `${job.queueQualifiedName}:` }),
+    countAhead: cluster ? (job) => job.data.home !== undefined : true,
+    // the next row's permit is asked in the write that finishes this one, on the queue the
+    // finished row came from (BullMQ fetches the next one from it); on a cluster, for a
+    // seller pinned to that queue's shard only (lua/permit-next.lua)
+    permitAheadFor: (job) => ({ active: `${job.queueQualifiedName}:active`, jobPrefix: `${job.queueQualifiedName}:` }),
     onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
@@ -151,7 +154,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     },
   });
 
-  const connection = cluster ? bullConnection(config, 'worker') : redis;
+  const connection = redis;
   const runs: Array<Promise<void>> = [];
   let stopping: Promise<void> | undefined;
   const startWorker = (prefix: string): Worker<RegistrationJob, ProcessResult> => {

@@ -1,7 +1,8 @@
 /**
  * "Enqueued" means on a replica, on Redis Cluster too: 3 masters with a replica
- * each, real processes. WAIT is asked of the master holding the seller's upload
- * keys and of the one holding its queue shard.
+ * each, real processes. WAIT is asked of the master holding the seller's pin
+ * (seller-home.ts) and of the one holding its queue shard and, under the
+ * shard's tag, its upload's keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { baseEnv, runCli } from '../helpers/cli.js';
 import { startReplicatedCluster, type ReplicatedCluster } from '../helpers/redis-cluster.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
+import { tagOf } from '../../src/seller-home.js';
 
 let cluster: ReplicatedCluster;
 let env: NodeJS.ProcessEnv;
@@ -47,10 +49,12 @@ describe('upload on Redis Cluster with replicas', () => {
     expect(r.code, r.stderr).toBe(0);
     const { uploadId, enqueued } = JSON.parse(r.stdout) as { uploadId: string; enqueued: number };
     expect(enqueued).toBe(7);
-    const keys = await cluster.shardOf('{CR1}');
+    // the seller's master holds its pin; its queue shard's master its jobs and, under the shard's tag, its upload's keys
+    const seller = await cluster.shardOf('{CR1}');
     const shard = shardOf('CR1', prefixes);
     const queue = await cluster.shardOf(`${shard}:registrations:wait`);
-    expect(await onReplica(keys.replica.port, (c) => c.hget(`durable-c:up:{CR1}:${uploadId}`, 'total'))).toBe('7');
+    expect(await onReplica(seller.replica.port, (c) => c.get('durable-c:home:{CR1}'))).toBe(shard);
+    expect(await onReplica(queue.replica.port, (c) => c.hget(`durable-c:up:{${tagOf(shard)}}:CR1:${uploadId}`, 'total'))).toBe('7');
     expect(await onReplica(queue.replica.port, (c) => c.exists(`${shard}:registrations:${uploadId}-8`))).toBe(1);
   });
 

@@ -15,6 +15,7 @@ import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
 import { keySlot } from '../../src/queue-shards.js';
 import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { homeOf } from '../../src/seller-home.js';
 import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
 import { freePort } from '../helpers/redis-server.js';
 import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
@@ -76,12 +77,14 @@ async function run(shards: number, tag: string): Promise<{ shares: number[]; que
     const port = /"port":(\d+)[^\n]*metrics listening/.exec(pool.output())?.[1];
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const calls = Number(/^bulk_register_limiter_calls_total (\d+)/m.exec(metrics)?.[1]);
+    const ahead = Number(/^bulk_register_permits_ahead_total (\d+)/m.exec(metrics)?.[1]);
     const used = after.map((a, i) => a - before[i]!);
     const mean = used.reduce((s, x) => s + x, 0) / used.length;
     // each upload recorded its shard, and its seller's uploads stay on it
-    const recorded = await redis.hget(uploadKeys(namespaceOf(config.queuePrefix), `${tag}-seller-0`, uploads[0]!.uploadId).upload, 'queue');
+    const ns = namespaceOf(config.queuePrefix);
+    const recorded = await redis.hget(uploadKeys(ns, `${tag}-seller-0`, uploads[0]!.uploadId, await homeOf(redis, ns, `${tag}-seller-0`)).upload, 'queue');
     expect(recorded).toBe(uploads[0]!.queuePrefix);
-    return { callsPerRow: calls / (SELLERS * ROWS), shares: used.map((u) => Math.round((u / mean) * 100) / 100), queues: new Set(uploads.map((u) => u.queuePrefix)).size, status: JSON.parse(done.stdout) };
+    return { callsPerRow: calls / (SELLERS * ROWS), aheadPerRow: ahead / (SELLERS * ROWS), shares: used.map((u) => Math.round((u / mean) * 100) / 100), queues: new Set(uploads.map((u) => u.queuePrefix)).size, status: JSON.parse(done.stdout) };
   } finally {
     expect(await pool.stop('SIGTERM')).toBe(0);
     await queues.close();
@@ -97,6 +100,10 @@ describe('queue shards on Redis Cluster', () => {
     process.stdout.write(`[shards] commands per master ÷ mean, ${SELLERS} sellers x ${ROWS} rows: QUEUE_SHARDS=6 ${six.shares.join(' / ')}; QUEUE_SHARDS=1 ${one.shares.join(' / ')}; limiter calls per row ${six.callsPerRow} and ${one.callsPerRow}\n`);
     expect(six.callsPerRow).toBeGreaterThanOrEqual(1);
     expect(six.callsPerRow).toBeLessThanOrEqual(2);
+    // the sellers are pinned to their shards: most permits ride in the write that finished the row before
+    process.stdout.write(`[shards] permits asked ahead per row: QUEUE_SHARDS=6 ${six.aheadPerRow}, QUEUE_SHARDS=1 ${one.aheadPerRow}\n`);
+    expect(six.aheadPerRow).toBeGreaterThan(0.5);
+    expect(one.aheadPerRow).toBeGreaterThan(0.5);
     for (const r of [six, one]) {
       expect(r.status.uploads).toHaveLength(SELLERS);
       expect(r.status.uploads.every((u) => u.done && u.registered === ROWS)).toBe(true);
