@@ -184,7 +184,7 @@ function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: numbe
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
   const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
-    `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
+    `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.ownAsksPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const ours = all.find((r) => r.name === 'capacity' && r.limiter === 'sliding-window');
   const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
     `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at ${r.timeLimitS ?? 20} s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${r.ramp ? `${r.ramp.workingSize} / ${cell(r.ramp.to90Ms, ' ms')}` : '–'} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
@@ -248,12 +248,13 @@ masters, QUEUE_SHARDS at its cluster default; rounds of bare BullMQ on one queue
 the default limiter on the shards. The limiter's ratio divides by the bare runs on the shards just before and
 after it. Figures are means over the runs; the masters' shares are each master's commands ÷ their mean.
 
-| limiter | queue shards | registered | 429s | rows/s | ÷ bare on the shards | limiter calls/row | Redis commands/row | Redis CPU µs/row (all masters) | masters' shares |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| limiter | queue shards | registered | 429s | rows/s | ÷ bare on the shards | limiter calls/row | asked in a round trip of their own/row | Redis commands/row | Redis CPU µs/row (all masters) | masters' shares |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${cluster.join('\n')}
 
-- On a cluster the permit does not ride in BullMQ's completion write: a job's keys and its seller's limiter keys
-  hash to different slots. Every row asks in a round trip of its own (1 call per row when nothing is throttled).
+- Each seller is pinned to one queue shard, and its limiter and upload keys carry that shard's hash tag
+  (docs/how-it-works.md, "On Redis Cluster"): the permit rides in BullMQ's completion write and the count goes
+  ahead of it, as on a single Redis. The permits asked in a round trip of their own are the rest.
 `}
 ${consoleResult === null ? '' : `## console: live updates scale with Redis, not with viewers
 

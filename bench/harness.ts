@@ -67,6 +67,8 @@ export interface ScenarioResult {
   masterShares?: number[];
   /** rows/s ÷ bare BullMQ on one queue of the same cluster. */
   throughputRatioOneQueue?: number;
+  /** Permits asked in a round trip of their own per row (the rest rode in the write that finished the row before). */
+  ownAsksPerRow?: number;
   // capacity only
   /** Jobs in flight over the pool (processes x WORKER_CONCURRENCY). */
   concurrency?: number;

@@ -8,10 +8,10 @@
  * shards runs), bare BullMQ on the default shards, and the default limiter on
  * them. The limiter's ratio divides by the bare runs on the same shards just
  * before and after it, so it is the limiter's own cost on a cluster; its ratio
- * to one queue shows what the shards give back. On a cluster the permit cannot
- * ride in BullMQ's completion (the keys of the job and the seller's limiter keys
- * hash to different slots), so every row asks in a round trip of its own: the
- * run records limiter calls per row and each master's share of the commands.
+ * to one queue shows what the shards give back. The sellers are pinned to their
+ * shards (src/seller-home.ts), so a permit rides in BullMQ's completion as on a
+ * single Redis: the run records limiter calls per row, the permits asked in a
+ * round trip of their own, and each master's share of the commands.
  */
 import { startCluster } from '../../src/dev/redis-cluster.js';
 import { freePort } from '../../src/dev/redis-server.js';
@@ -73,6 +73,7 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
           throughputRatio: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards')))),
           throughputRatioOneQueue: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-one-queue')))),
           limiterCallsPerRow: round(mean(mine.map((r) => r.run.result.limiterCallsPerRow!))),
+          ownAsksPerRow: round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0))),
           redisCommandsPerRow: round(mean(mine.map((r) => r.run.result.redisCommandsPerRow!)), 1),
         }),
         result('bare', bareOf('bare-shards'), prefixes.length, { throughputRatio: 1 }),

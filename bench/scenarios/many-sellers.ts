@@ -47,6 +47,7 @@ export async function manySellers(
   const rows = count * 5;
   const rowsPerSecond = rows / ((last - started) / 1000);
   const calls = sellers.reduce((n, s) => n + bench.count('permit', s), 0);
+  const ahead = sellers.reduce((n, s) => n + bench.count('permitAhead', s), 0);
   const delays = sellers.reduce((n, s) => n + bench.count('delayed', s), 0);
   return {
     rowsPerSecond, cpu,
@@ -55,6 +56,7 @@ export async function manySellers(
       registered: mine.reduce((n, s) => n + s.registered, 0), tooMany: mine.reduce((n, s) => n + s.tooMany, 0),
       maxInWindow: Math.max(...mine.map((s) => s.maxArrivalsInWindow)), limiterCallsPerRow: kind === 'none' ? null : round(calls / rows),
       delaysPerRow: kind === 'none' ? null : round(delays / rows),
+      ...(kind === 'none' ? {} : { ownAsksPerRow: round((calls - ahead) / rows) }),
       redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1),
     }),
   };

@@ -51,7 +51,7 @@ async function commandsPerNode(): Promise<number[]> {
 }
 
 /** Uploads SELLERS x ROWS, runs a pool until done; returns each master's share of the commands (÷ the mean). */
-async function run(shards: number, tag: string): Promise<{ shares: number[]; queues: number; callsPerRow: number; status: { uploads: Array<{ registered: number; done: boolean }> } }> {
+async function run(shards: number, tag: string): Promise<{ shares: number[]; queues: number; callsPerRow: number; aheadPerRow: number; status: { uploads: Array<{ registered: number; done: boolean }> } }> {
   const envVars = {
     REDIS_CLUSTER_NODES: cluster.seeds, REGISTRATION_API_URL: apiUrl, QUEUE_PREFIX: `{${tag}}`, QUEUE_SHARDS: String(shards),
     RATE_LIMIT_MAX: '100', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '50', SHUTDOWN_TIMEOUT_MS: '10000',

@@ -3,25 +3,28 @@
  * 2 s), rule 50 per 10 s so that the window outlasts the failover. The replica
  * of the chosen master is frozen for 1 s, so that it falls behind, then the
  * master is SIGKILLed and the replica promoted with what it had:
- * - the master holding a seller's keys (limiter records and upload counters);
- * - the master holding the queue.
+ * - the master holding a seller's queue shard, where the seller is pinned
+ *   (src/seller-home.ts): its jobs, limiter records and upload counters;
+ * - the master holding a seller's pin only (not its shard).
  * Asserted over the runs: every upload done, with counts equal to what the API
  * registered; no 429; nothing registered twice; no enqueued row lost; and a
  * SIGTERM afterwards stops the whole pool within its drain bound. When the
- * master with a seller's keys lost a grant, only the sellers on that master
+ * master with a seller's shard lost a grant, only the sellers on that master
  * pause for a window: none of them registers during the pause, and a seller on
  * another master does.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
-import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
+import { shardPrefixes } from '../../src/queue-shards.js';
+import { namespaceOf } from '../../src/keys.js';
+import { homeKey } from '../../src/seller-home.js';
 import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
 const SHUTDOWN_MS = 5000;
-const results: Record<string, RunResult[]> = { 'cluster-seller-master': [], 'cluster-queue-master': [] };
+const results: Record<string, RunResult[]> = { 'cluster-seller-master': [], 'cluster-pin-master': [] };
 /** A pause of one master's sellers, as the pool logged it, and the sellers on either side of it. */
 interface Pause { loggedAt: number; until: number; paused: string[]; others: string[] }
 const pauses: Array<Pause & { pausedDuring: number; othersDuring: number }> = [];
@@ -62,9 +65,9 @@ async function stopPool(stage: Stage): Promise<Partial<RunResult>> {
   return { stopMs, leftRunning: workers.filter(isAlive).length + (isAlive(pid) ? 1 : 0) };
 }
 
-for (const target of ['seller', 'queue'] as const) {
+for (const target of ['seller', 'pin'] as const) {
   const name = `cluster-${target}-master`;
-  describe(`a lossy failover of the master holding ${target === 'seller' ? "a seller's keys (not its queue shard)" : "a seller's queue shard (not its keys)"}`, () => {
+  describe(`a lossy failover of the master holding ${target === 'seller' ? "a seller's shard (its jobs and keys)" : "a seller's pin (not its shard)"}`, () => {
     it(`leaves every upload done with the API's counts, no 429, none twice, and a pool that stops (${RUNS} runs)`, async () => {
       for (let run = 1; run <= RUNS; run++) {
         const cluster = await startReplicatedCluster();
@@ -72,22 +75,24 @@ for (const target of ['seller', 'queue'] as const) {
           // the default on 3 masters: 6 queue shards, 2 per master
           const prefixes = shardPrefixes(`{ha-${name}-${run}}`, 6);
           let lostBytes = 0;
-          // the sellers whose keys are on the failed master, and the others
+          // the sellers whose shard (keys and jobs) is on the failed master, and the others
           const failedSide: string[] = [];
           const otherSide: string[] = [];
+          const pins = new Map<string, string>();
           const r = await runCase(name, run, { REDIS_CLUSTER_NODES: cluster.seeds }, async () => {
-            // a seller whose keys and whose queue shard are on different masters: fail one of the two
+            // fail a seller's shard's master, or the master of its pin where that is another one
+            const shardOfSeller = (seller: string) => cluster.shardOf(`${pins.get(seller)!}:registrations:wait`);
             let shard: Awaited<ReturnType<typeof cluster.shardOf>> | undefined;
             for (const seller of SELLERS) {
-              const keys = await cluster.shardOf(`{${seller}}`);
-              const queue = await cluster.shardOf(`${shardOf(seller, prefixes)}:registrations:wait`);
-              if (keys.master !== queue.master) {
-                shard = target === 'seller' ? keys : queue;
+              const pin = await cluster.shardOf(`{${seller}}`);
+              const queue = await shardOfSeller(seller);
+              if (target === 'seller' || pin.master !== queue.master) {
+                shard = target === 'seller' ? queue : pin;
                 break;
               }
             }
-            if (!shard) throw new Error('every seller\'s keys share its queue shard\'s master: no such case in this run');
-            for (const seller of SELLERS) (((await cluster.shardOf(`{${seller}}`)).master === shard.master) ? failedSide : otherSide).push(seller);
+            if (!shard) throw new Error('every seller\'s pin shares its shard\'s master: no such case in this run');
+            for (const seller of SELLERS) ((await shardOfSeller(seller)).master === shard.master ? failedSide : otherSide).push(seller);
             // the replica stops and its link is cut: what the master writes from now on it never gets
             const master = new Redis({ port: shard.master.port, lazyConnect: true });
             master.on('error', () => undefined);
@@ -104,6 +109,19 @@ for (const target of ['seller', 'queue'] as const) {
             return faultAt;
           }, {
             env: { RATE_LIMIT_WINDOW_MS: '10000', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS) },
+            // H1..H3 hash to shards of one master: pinned one per master instead (shards 0, 2 and 4),
+            // as a pool's many sellers spread, so that a failed master has sellers on either side
+            beforeUploads: async () => {
+              const c = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }]);
+              try {
+                for (const [i, seller] of SELLERS.entries()) {
+                  pins.set(seller, prefixes[(2 * i) % prefixes.length]!);
+                  await c.set(homeKey(namespaceOf(`{ha-${name}-${run}}`), seller), pins.get(seller)!);
+                }
+              } finally {
+                c.disconnect();
+              }
+            },
             afterDone: async (stage) => {
               const pause = pauseOf(stage.pool.output());
               if (pause && target === 'seller') {

@@ -81,7 +81,12 @@ export async function waitUntil(what: string, test: () => Promise<boolean> | boo
 export async function runCase(
   name: string, run: number, redisEnv: Record<string, string>,
   fault: (stage: Stage) => Promise<number>,
-  opts: { env?: Record<string, string>; afterDone?: (stage: Stage) => Promise<Partial<RunResult>> } = {},
+  opts: {
+    env?: Record<string, string>;
+    /** Runs once the pool is up, before the uploads (with the run's QUEUE_PREFIX). */
+    beforeUploads?: (env: NodeJS.ProcessEnv) => Promise<void>;
+    afterDone?: (stage: Stage) => Promise<Partial<RunResult>>;
+  } = {},
 ): Promise<RunResult> {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
@@ -111,6 +116,7 @@ export async function runCase(
         return { code: r.code, enqueued, stderr: r.stderr };
       },
     };
+    await opts.beforeUploads?.(env);
     const uploads = await Promise.all(SELLERS.map((s) => stage.upload(s, ROWS)));
     for (const u of uploads) if (u.code !== 0) throw new Error(`upload before the fault exited ${u.code}: ${u.stderr}`);
     let enqueued = uploads.reduce((s, u) => s + u.enqueued, 0);
