@@ -36,6 +36,8 @@ export interface LuaCommands {
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/token-bucket.lua (bench comparison) */
   tokenBucket(bucket: string, limit: number, windowMs: number): Promise<[number, number]>;
+  /** lua/pin-home.lua: numkeys, the pin, the seller's own-tag keys, then the shard to pin to */
+  pinHome(numKeys: number, ...keysThenShard: string[]): Promise<string>;
   /** lua/peek-permit.lua */
   peekPermit(
     plan: string, sent: string, rule: string, blocked: string,
@@ -45,13 +47,15 @@ export interface LuaCommands {
 
 export type RedisClient = (Redis | Cluster) & LuaCommands;
 
-const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number }> = {
+/** `keys` undefined: the caller passes how many keys first. */
+const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefined }> = {
   acquirePermit: { file: 'sliding-window.lua', keys: 6 },
   permitNext: { file: 'permit-next.lua', keys: 1 },
   completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
   peekPermit: { file: 'peek-permit.lua', keys: 4 },
   tokenBucket: { file: 'token-bucket.lua', keys: 1 },
+  pinHome: { file: 'pin-home.lua', keys: undefined },
 };
 
 let scriptSource: Map<string, string> | undefined;
@@ -70,7 +74,7 @@ function luaSource(file: string): string {
 export function defineCommands<T extends Redis | Cluster>(client: T): T & LuaCommands {
   for (const [name, { file, keys }] of Object.entries(SCRIPTS)) {
     if (typeof (client as unknown as Record<string, unknown>)[name] !== 'function') {
-      client.defineCommand(name, { numberOfKeys: keys, lua: luaSource(file) });
+      client.defineCommand(name, { ...(keys === undefined ? {} : { numberOfKeys: keys }), lua: luaSource(file) });
     }
   }
   return client as T & LuaCommands;

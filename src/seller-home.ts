@@ -18,9 +18,12 @@
  *   in the index, a rule, a window) is pinned to its own tag: its keys stay where
  *   they are and its uploads are spread by its id as before.
  * - On a single Redis every key is on one server: no pin, the seller's own tag.
+ * - The pin is read or chosen in one call (lua/pin-home.lua); the upload index,
+ *   for the seller's kept uploads, is read at most once a minute per process.
  */
 import { Cluster } from 'ioredis';
 import type { Config } from './config.js';
+import type { RedisClient } from './redis.js';
 import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys } from './keys.js';
 import { shardOf } from './queue-shards.js';
 
@@ -74,29 +77,42 @@ export interface Home {
  * `prefixes` (the shards new uploads are spread over). Off a cluster: its own tag,
  * and that shard.
  */
-export async function pinHome(redis: Cluster | object, config: Config, sellerId: string, prefixes: readonly string[]): Promise<Home> {
+export async function pinHome(redis: RedisClient, config: Config, sellerId: string, prefixes: readonly string[]): Promise<Home> {
   const hashed = shardOf(sellerId, prefixes);
   if (!(redis instanceof Cluster)) return { home: sellerId, queue: hashed };
   const ns = namespaceOf(config.queuePrefix);
-  const key = homeKey(ns, sellerId);
-  let pin = await redis.get(key);
-  if (pin === null) {
-    const choice = (await hasOwnTagState(redis, ns, sellerId)) ? OWN_TAG : hashed;
-    await redis.set(key, choice, 'NX');
-    // two first uploads at once: the one written first is the pin
-    pin = (await redis.get(key)) ?? choice;
-  }
+  const pin = await pinOf(redis, ns, sellerId, hashed);
   if (pin === OWN_TAG) return { home: remember(redis, ns, sellerId, sellerId), queue: hashed };
   return { home: remember(redis, ns, sellerId, tagOf(pin)), queue: pin };
 }
 
-/** Keys of the seller under its own tag, from before pins existed: a window, a rule, an upload within retention. */
-async function hasOwnTagState(redis: Cluster, ns: string, sellerId: string): Promise<boolean> {
+/** lua/pin-home.lua: the seller's pin, written now if it has none (one call in its slot). */
+async function pinOf(redis: RedisClient, ns: string, sellerId: string, hashed: string): Promise<string> {
   const k = sellerKeys(ns, sellerId);
-  if ((await redis.exists(k.plan, k.sent, k.rule, k.override, k.apiRule, k.blocked)) > 0) return true;
   // an upload of a pinned seller whose pin a failover lost is not one of these: its keys lie under the shard's tag
-  const own = (await redis.zrange(uploadIndexKey(ns), '0', '-1'))
-    .filter((entry) => entry.startsWith(`${sellerId}/`))
-    .map((entry) => uploadKeys(ns, sellerId, entry.slice(sellerId.length + 1)).upload);
-  return own.length > 0 && (await redis.exists(...own)) > 0;
+  const uploads = (await indexedUploads(redis, ns)).get(sellerId)?.map((uploadId) => uploadKeys(ns, sellerId, uploadId).upload) ?? [];
+  const keys = [homeKey(ns, sellerId), k.plan, k.sent, k.rule, k.override, k.apiRule, k.blocked, ...uploads];
+  return redis.pinHome(keys.length, ...keys, hashed);
+}
+
+/**
+ * The upload index by seller, read at most once a minute per process: a seller
+ * pins once, and an upload from before pins existed stays in the index for its
+ * whole retention, so a snapshot a minute old still holds it (a producer that
+ * pins many new sellers reads the index once, not once per seller).
+ */
+const indexes = new WeakMap<object, { ns: string; at: number; bySeller: Map<string, string[]> }>();
+const INDEX_READ_EVERY_MS = 60_000;
+
+async function indexedUploads(redis: RedisClient, ns: string): Promise<Map<string, string[]>> {
+  const cached = indexes.get(redis);
+  if (cached && cached.ns === ns && Date.now() - cached.at < INDEX_READ_EVERY_MS) return cached.bySeller;
+  const bySeller = new Map<string, string[]>();
+  for (const entry of await redis.zrange(uploadIndexKey(ns), '0', '-1')) {
+    const slash = entry.indexOf('/');
+    const seller = entry.slice(0, slash);
+    bySeller.set(seller, [...(bySeller.get(seller) ?? []), entry.slice(slash + 1)]);
+  }
+  indexes.set(redis, { ns, at: Date.now(), bySeller });
+  return bySeller;
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { namespaceOf, sellerKeys, uploadKeys } from '../../src/keys.js';
+import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys } from '../../src/keys.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
 import { connectChecked, createRedis, type RedisClient } from '../../src/redis.js';
@@ -110,5 +110,13 @@ describe('a seller pinned to a queue shard on Redis Cluster', () => {
     expect(await redis.get(homeKey(NS, seller))).toBe('');
     expect(await homeOf(redis, NS, seller)).toBe(seller);
     expect(await redis.hget(uploadKeys(NS, seller, uploadId).upload, 'total')).toBe('7');
+    // and one whose upload from before is still kept (its counters under its own tag, in the index)
+    const earlier = 'PIN4';
+    await redis.hset(uploadKeys(NS, earlier, 'old-upload').upload, { sellerId: earlier, uploadId: 'old-upload', total: 1, registered: 1 });
+    await redis.zadd(uploadIndexKey(NS), Date.now(), `${earlier}/old-upload`);
+    await upload('seller-c-7.xlsx', earlier, 6);
+    expect(await redis.get(homeKey(NS, earlier))).toBe('');
+    const status = await runCli(['status', '--seller', earlier, '--json'], env(6));
+    expect((JSON.parse(status.stdout) as { uploads: Array<{ uploadId: string }> }).uploads.map((u) => u.uploadId)).toContain('old-upload');
   });
 });
