@@ -176,10 +176,10 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
       if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
       // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
-      const { sellerId, uploadId, row } = job.data;
+      const { sellerId, uploadId, row, home } = job.data;
       limiter
         .complete(
-          { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
+          { sellerId, home: home ?? sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
           { outcome: 'failed', detail: { status: 'failed', outcome: 'failed', reason: err.message } },
           config.uploadRetentionS,
         )
