@@ -28,6 +28,7 @@ import { enqueueUpload } from '../src/upload/enqueue-upload.js';
 import { QueueSet } from '../src/queue.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
+import { measuredBlock, withMeasured } from './readme-table.js';
 import { clusterSequence } from './scenarios/cluster.js';
 import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
 import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
@@ -410,8 +411,13 @@ async function main(): Promise<void> {
         color: r.limiter === 'bare' ? '#999' : colors[r.limiter] ?? '#333',
       }))));
     }
+    // the README's table: from a full run only, which measured every row of it
+    if (!SCENARIOS) {
+      const readmePath = join(PACKAGE_ROOT, 'README.md');
+      writeFileSync(readmePath, withMeasured(readFileSync(readmePath, 'utf8'), measuredBlock(scenarios, new Date().toISOString().slice(0, 10))));
+    }
     writeFileSync(join(BENCH_DIR, 'RESULTS.md'), markdown(scenarios, out.uploadMs500 as number, out.workerRssMb as number, out.elapsedS as number, out.throughputNote as string, out.idleCommandsPerSec as number | null, out.console as ConsoleResult | null, out.capacityRedisScheduling as string | null));
-    say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+    say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg${SCENARIOS ? '' : ', README.md\'s table'} in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {
     await api.close();
     await redisServer.stop();
