@@ -225,7 +225,7 @@ ${capacity.join('\n')}
 
 ![requests inside the API over a capacity run's first seconds](ramp.svg)
 
-${ours?.repeats ? `- The default limiter's runs, in order: ${ours.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : ''}- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
+${ours?.fixedBare ? `- Bare BullMQ on a pool of its own at a fixed ${ours.fixedBare.perProcess} jobs per process (the most the default had in flight, ÷ ${PROCESSES}), as an acceptance run sizes it: ${ours.fixedBare.rowsPerSec} rows/s, ${ours.fixedBare.workingSize} requests inside the API, 90 % of them ${ours.fixedBare.rampTo90Ms ?? '–'} ms after the first arrival; the default's median rows/s ÷ it: **${ours.fixedBare.ratio}**.\n` : ''}${ours?.repeats ? `- The default limiter's runs, in order: ${ours.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : ''}- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
 - The ramp: requests inside the API at once (arrived there, not yet answered), from the run's first arrival;
   the working size is its median over the middle half of the run. A pool at full size at once reaches 90 %
   of it within about one answer time (150–250 ms here).

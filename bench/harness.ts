@@ -99,6 +99,12 @@ export interface ScenarioResult {
   /** How many runs the figures come from (bare: their mean; the default limiter: its median run). */
   runs?: number;
   /** The default limiter: each run's figures, in the order run. */
+  /**
+   * A bare BullMQ pool of its own whose concurrency is fixed at the most jobs the
+   * default had in flight (÷ the processes, rounded up), as an acceptance run sizes
+   * it: its rows/s, and the default's median rows/s ÷ it.
+   */
+  fixedBare?: { perProcess: number; rowsPerSec: number; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
   repeats?: Array<{ rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null }>;
 }
 

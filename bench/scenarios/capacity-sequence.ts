@@ -49,6 +49,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   };
   let idle = 0;
   let redisScheduling = '';
+  let fixed: { perProcess: number; run: CapacityRun } | undefined;
   try {
     say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
     await bench.withPool('by-seller', (ctx) => withRealtimeRedis(bench.redisPids, async (policy) => {
@@ -88,6 +89,17 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       // first bare run would not, and would look cheaper than the rest)
       JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS),
     });
+    // bare BullMQ on a pool of its own, its concurrency fixed at the most the default had in flight
+    const mostInFlight = Math.max(0, ...runs.filter((r) => r.limiter === 'sliding-window').map((r) => r.run.result.concurrency ?? 0));
+    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-fixed'))) {
+      const perProcess = Math.ceil(mostInFlight / PROCESSES);
+      await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
+        await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'fwarm', sellers: 25 });
+        fixed = { perProcess, run: await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'f-' }) };
+        say(`  capacity bare at a fixed ${perProcess} jobs per process:`);
+        log(fixed.run);
+      }), { QUEUE_PREFIX: '{bench-capacity-fixed}', WORKER_CONCURRENCY: String(perProcess), JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS) });
+    }
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
       await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
         const run = await capacityRun(bench, api, ctx, {
@@ -129,6 +141,13 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     ...ratiosOf(entry),
     ...(entry.limiter === 'sliding-window' ? medianOf(ours.map((r) => ({ rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r) }))) : {}),
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
+    ...(entry.limiter === 'sliding-window' && fixed ? {
+      fixedBare: {
+        perProcess: fixed.perProcess, rowsPerSec: fixed.run.result.rowsPerSec!,
+        ratio: round(median(ours.map((r) => r.run.result.rowsPerSec!)) / fixed.run.result.rowsPerSec!),
+        rampTo90Ms: fixed.run.result.ramp?.to90Ms ?? null, workingSize: fixed.run.result.ramp?.workingSize,
+      },
+    } : {}),
   }));
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(', ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
   if (ours.length > 1) say(`  capacity sliding-window, each run: ${ours.map((r) => { const x = ratiosOf(r); return `${x.throughputRatio} of bare, Redis ${x.redisCpuRatio}× / ${x.redisProcessCpuRatio}×`; }).join('; ')} (the median by Redis's cost is reported)`);
