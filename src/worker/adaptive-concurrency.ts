@@ -4,11 +4,15 @@
  * the rate, and no more.
  *
  * A process's slot is busy for one answer time per row. Measured on the 2-core
- * bench machine (docs/operations.md, "Sizing the pool"), 16 processes run out of CPU near
- * 500-600 rows/s, about one row per 25 ms per process; so a process wants one
- * slot per 25 ms of answer time, between 1 and AUTO_MAX. At 2-25 ms answers
- * that is 1 slot (more only adds in-process queueing, which delays sends the
- * limiter has planned); at 200 ms, 8; at 1 s, 40.
+ * bench machine (bench/RESULTS.md, capacity), 16 processes carry about 1,000-1,200
+ * rows/s before the CPU runs out, about one row per 12.5 ms per process; so a
+ * process wants one slot for the first 50 ms of answer time and one more per
+ * 12.5 ms beyond, between 1 and AUTO_MAX. At 2-25 ms answers (up to 62 ms as a
+ * busy process sees them) that is 1 slot (more only adds in-process queueing,
+ * which delays sends the limiter has planned); at 200 ms, 13; at 1 s, 64.
+ * (One slot per 25 ms, sized when a row cost twice the CPU it costs now, held
+ * the capacity scenario to about 600 rows/s with 128 requests in the API,
+ * where bare BullMQ at a fixed 18 jobs per process carried 1,000.)
  *
  * Slots are added only while every slot has a request in flight and the host has
  * CPU to spare (HostCpu). Once the CPU is full, answers come later because the
@@ -25,21 +29,26 @@ import { cpus } from 'node:os';
 
 /** The most slots: the HTTP client's sockets per process (registration/client.ts); more would only queue there. */
 export const AUTO_MAX = 64;
-/** Answer time per slot (ms): the CPU time per row of one process of a 16-process pool on 2 cores. */
-export const MS_PER_SLOT = 25;
+/** Answer time per slot beyond the first (ms): the CPU time per row of one process of a 16-process pool on 2 cores. */
+export const MS_PER_SLOT = 12.5;
+/** Answer time (ms) that one slot covers on its own: below it, more slots only queue in the process. */
+export const FIRST_SLOT_MS = 50;
 /** Below this share of idle CPU on the host, a process adds no slots. */
 export const MIN_IDLE_TO_GROW = 0.1;
 
+/** What `slots` slots stand for (ms of answer time). */
+const standsFor = (slots: number) => FIRST_SLOT_MS + (slots - 1) * MS_PER_SLOT;
+
 /** Slots for an answer time (ms); pure. */
 export function concurrencyFor(answerMs: number): number {
-  return Math.max(1, Math.min(AUTO_MAX, Math.floor(answerMs / MS_PER_SLOT)));
+  return Math.max(1, Math.min(AUTO_MAX, 1 + Math.floor((answerMs - FIRST_SLOT_MS) / MS_PER_SLOT)));
 }
 
 /**
  * A process gives slots back only once the answer time is below this share of what
- * its slots stand for (current x MS_PER_SLOT). The average of a steady API wanders
- * around a slot boundary (150-250 ms answers average 200 +- 10 ms, right at 8
- * slots): without the margin a process went 8 -> 7 -> 8 several times a second,
+ * its slots stand for (standsFor). The average of a steady API wanders
+ * around a slot boundary (150-250 ms answers average 200 +- 10 ms, right at a
+ * boundary): without the margin a process went 8 -> 7 -> 8 several times a second,
  * and each slot taken back was filled by a fetch of its own (BullMQ's moveToActive)
  * whose row then asked for its permit in a call of its own, instead of both coming
  * with the finishing row's write: in the bench's capacity scenario, 1 row in 10.
@@ -48,13 +57,16 @@ export const SHRINK_BELOW = 0.85;
 
 /**
  * The slots a process runs next (pure): those the answer time calls for, but no more
- * than now unless every slot has a request in flight (more work is waiting) and the
- * host has CPU to spare, and no fewer unless answers came clearly faster (SHRINK_BELOW).
+ * than now unless every slot has a request in flight (more work is waiting), the
+ * host has CPU to spare and answers came clearly slower, and no fewer unless they
+ * came clearly faster (SHRINK_BELOW both ways).
  */
 export function nextConcurrency(current: number, answerMs: number, load: { allBusy: boolean; hostIdle: number }): number {
   const wanted = concurrencyFor(answerMs);
-  if (wanted > current) return load.allBusy && load.hostIdle >= MIN_IDLE_TO_GROW ? wanted : current;
-  if (wanted < current && answerMs < current * MS_PER_SLOT * SHRINK_BELOW) return wanted;
+  // and, as for giving back, only clearly past what the slots stand for (one slot is 12.5 ms:
+  // a steady API's average crosses a boundary often)
+  if (wanted > current) return load.allBusy && load.hostIdle >= MIN_IDLE_TO_GROW && answerMs * SHRINK_BELOW > standsFor(current) ? wanted : current;
+  if (wanted < current && answerMs < standsFor(current) * SHRINK_BELOW) return wanted;
   return current;
 }
 
