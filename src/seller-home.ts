@@ -65,6 +65,13 @@ export async function homeOf(redis: Cluster | object, ns: string, sellerId: stri
   return remember(redis, ns, sellerId, pin === OWN_TAG ? sellerId : tagOf(pin));
 }
 
+/** The upload's keys under its seller's home (keys.ts `uploadKeys`), for a reader that has only the ids. */
+export const uploadKeysOf = async (redis: object, ns: string, sellerId: string, uploadId: string) =>
+  uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+
+/** The seller's limiter keys under its home (keys.ts `sellerKeys`), for a reader that has only its id. */
+export const sellerKeysOf = async (redis: object, ns: string, sellerId: string) => sellerKeys(ns, sellerId, await homeOf(redis, ns, sellerId));
+
 export interface Home {
   /** The hash tag of the seller's keys. */
   home: string;
@@ -81,7 +88,8 @@ export async function pinHome(redis: RedisClient, config: Config, sellerId: stri
   const hashed = shardOf(sellerId, prefixes);
   if (!(redis instanceof Cluster)) return { home: sellerId, queue: hashed };
   const ns = namespaceOf(config.queuePrefix);
-  const pin = await pinOf(redis, ns, sellerId, hashed);
+  // pinned before (every upload but a seller's first): one read, no look at the upload index
+  const pin = (await redis.get(homeKey(ns, sellerId))) ?? (await pinOf(redis, ns, sellerId, hashed));
   if (pin === OWN_TAG) return { home: remember(redis, ns, sellerId, sellerId), queue: hashed };
   return { home: remember(redis, ns, sellerId, tagOf(pin)), queue: pin };
 }

@@ -6,11 +6,11 @@
  * (which reads its rows) at most every LOST_CHECK_MS.
  */
 import type { Config } from '../config.js';
-import { namespaceOf, uploadKeys } from '../keys.js';
+import { namespaceOf } from '../keys.js';
 import { readStatus, type StatusFilter, type StatusReport } from '../progress/status.js';
 import type { RedisClient } from '../redis.js';
 import { readPools } from '../worker/pool-presence.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 export const LOST_CHECK_MS = 15_000;
 
@@ -65,7 +65,7 @@ export class SnapshotReader {
   }
 
   private async failureGroups(ns: string, sellerId: string, uploadId: string): Promise<FailureGroup[]> {
-    const outcomes = await this.redis.hvals(uploadKeys(ns, sellerId, uploadId, await homeOf(this.redis, ns, sellerId)).rows);
+    const outcomes = await this.redis.hvals((await uploadKeysOf(this.redis, ns, sellerId, uploadId)).rows);
     const counts = new Map<string, number>();
     for (const text of outcomes) {
       try {

@@ -3,7 +3,7 @@
  * in Redis (the same counters the API's answers were counted into).
  */
 import type { Config } from '../config.js';
-import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, type Pace } from './eta.js';
@@ -11,7 +11,7 @@ import { lostRows } from '../upload/lost-rows.js';
 import { pauseOf, readPauses, type Pause } from '../steering/pauses.js';
 import { readApiDown } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -105,7 +105,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
     .map((member) => member.split('/') as [string, string])
     .filter(([sellerId, uploadId]) => (!filter.uploadId || uploadId === filter.uploadId) && (!filter.sellerId || sellerId === filter.sellerId));
   const read = await mapLimit(members, READS_AT_ONCE, async ([sellerId, uploadId]): Promise<UploadStatus | undefined> => {
-    const h = await redis.hgetall(uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload);
+    const h = await redis.hgetall((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload);
     if (!h.uploadId) return undefined; // expired
     const n = (k: string) => Number(h[k] ?? 0);
     const total = n('total');

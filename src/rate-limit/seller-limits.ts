@@ -20,7 +20,7 @@
 import type { Config } from '../config.js';
 import { limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import { homeOf, pinHome } from '../seller-home.js';
+import { homeOf, pinHome, sellerKeysOf } from '../seller-home.js';
 import { resolveShardPrefixes } from '../queue.js';
 
 export const ruleValue = (max: number, windowMs: number) => `${max}/${windowMs}`;
@@ -53,7 +53,7 @@ export async function setLimit(redis: RedisClient, config: Config, sellerId: str
 /** Drops the operator's rule: the announced one, else the defaults, are in force. */
 export async function resetLimit(redis: RedisClient, config: Config, sellerId: string): Promise<boolean> {
   const ns = namespaceOf(config.queuePrefix);
-  const keys = sellerKeys(ns, sellerId, await homeOf(redis, ns, sellerId));
+  const keys = await sellerKeysOf(redis, ns, sellerId);
   const api = await redis.get(keys.apiRule);
   const removed = api === null ? await redis.del(keys.override, keys.rule, keys.legacyLimits) : await redis.del(keys.override, keys.legacyLimits);
   await redis.srem(limitIndexKey(ns), sellerId);
@@ -72,7 +72,7 @@ export async function announceRule(redis: RedisClient, ns: string, sellerId: str
 
 /** Where the seller's rule in force comes from. */
 export async function ruleSourceOf(redis: RedisClient, ns: string, sellerId: string): Promise<RuleSource> {
-  const keys = sellerKeys(ns, sellerId, await homeOf(redis, ns, sellerId));
+  const keys = await sellerKeysOf(redis, ns, sellerId);
   const [api, rule] = await redis.mget(keys.apiRule, keys.rule);
   return api !== null ? 'api' : rule !== null ? 'override' : 'config';
 }
@@ -82,7 +82,7 @@ export async function listLimits(redis: RedisClient, config: Config): Promise<Ar
   const sellers = (await redis.smembers(limitIndexKey(ns))).sort();
   const out = [];
   for (const sellerId of sellers) {
-    const keys = sellerKeys(ns, sellerId, await homeOf(redis, ns, sellerId));
+    const keys = await sellerKeysOf(redis, ns, sellerId);
     const [override, rule, api] = await redis.mget(keys.override, keys.rule, keys.apiRule);
     // an override written before announced rules existed is the `rule` string alone
     const own = parseRule(override) ?? (api === null ? parseRule(rule) : undefined);
@@ -98,7 +98,7 @@ export async function listLimits(redis: RedisClient, config: Config): Promise<Ar
  */
 export async function migrateLimits(redis: RedisClient, config: Config): Promise<number> {
   const ns = namespaceOf(config.queuePrefix);
-  const sellers = await Promise.all((await redis.smembers(limitIndexKey(ns))).map(async (sellerId) => sellerKeys(ns, sellerId, await homeOf(redis, ns, sellerId))));
+  const sellers = await Promise.all((await redis.smembers(limitIndexKey(ns))).map((sellerId) => sellerKeysOf(redis, ns, sellerId)));
   // every seller's earlier hash read at once: one round trip, not one per seller, at each start
   const legacy = await Promise.all(sellers.map((keys) => redis.hmget(keys.legacyLimits, 'max', 'windowMs')));
   let moved = 0;

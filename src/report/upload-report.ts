@@ -10,9 +10,9 @@ import ExcelJS from 'exceljs';
 import type { Config } from '../config.js';
 import { FIELDS, REASON_HEADER, type Field } from '../excel/fields.js';
 import type { RowError, SheetColumn } from '../excel/parse-products.js';
-import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 export type RowStatus = 'registered' | 'duplicate' | 'failed' | 'cancelled' | 'invalid' | 'pending';
 
@@ -54,7 +54,7 @@ export async function readReportRows(redis: RedisClient, config: Config, uploadI
   const member = (await redis.zrange(uploadIndexKey(ns), '0', '-1')).find((m) => m.endsWith(`/${uploadId}`));
   if (!member) throw new UnknownUpload(`no upload ${uploadId} is known (it may have expired): check the id with \`bulk-register status\`.`);
   const sellerId = member.slice(0, member.indexOf('/'));
-  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+  const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
   const [sheetJson, results, file] = await Promise.all([redis.get(keys.sheet), redis.hgetall(keys.rows), redis.hget(keys.upload, 'file')]);
   if (!sheetJson) throw new UnknownUpload(`upload ${uploadId} has expired: its rows are no longer kept.`);
   const sheet = JSON.parse(sheetJson) as StoredSheet;

@@ -16,7 +16,7 @@
  *   outcome wins, so a row counted by both is counted once.
  */
 import type { Config } from '../config.js';
-import { namespaceOf, rowMember, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, rowMember, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
 import { jobIdFor } from '../queue.js';
@@ -24,7 +24,7 @@ import { openRows } from '../upload/lost-rows.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
 import { PAUSE_POLL_MS } from './pauses.js';
 import { CANCEL, steerKey } from './steer-key.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 
 /** The seller of an upload, from the upload index; undefined when unknown. */
@@ -48,7 +48,7 @@ export async function cancelUpload(
   const ns = namespaceOf(config.queuePrefix);
   const sellerId = await sellerOfUpload(redis, ns, uploadId);
   if (!sellerId) return undefined;
-  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+  const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
   if (!(await redis.exists(keys.upload))) return undefined;
   const now = deps.now();
   await redis.hsetnx(keys.upload, 'cancelledAt', now);
@@ -92,7 +92,7 @@ export async function cancelUpload(
  */
 export async function reopenCancelled(redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet): Promise<number[]> {
   const ns = namespaceOf(config.queuePrefix);
-  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+  const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
   if (!(await redis.hget(keys.upload, 'cancelledAt'))) return [];
   const rows = await redis.hgetall(keys.rows);
   const cancelled = Object.entries(rows).filter(([, v]) => {
@@ -130,7 +130,7 @@ export async function finishedCancels(redis: RedisClient, ns: string, sinceMs: n
     const member = index.find((m) => m.endsWith(`/${uploadId}`));
     if (!member) continue;
     const sellerId = member.slice(0, member.length - uploadId.length - 1);
-    const key = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload;
+    const key = (await uploadKeysOf(redis, ns, sellerId, uploadId)).upload;
     const h = await redis.hgetall(key);
     const n = (k: string) => Number(h[k] ?? 0);
     if (h.finishedLogged || n('registered') + n('duplicate') + n('failed') + n('cancelled') < n('total')) continue;

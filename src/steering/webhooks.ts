@@ -21,12 +21,12 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import axios from 'axios';
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, type Config } from '../config.js';
-import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import { readStatus, statusJson } from '../progress/status.js';
 import { readPauses, type Pause } from './pauses.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 export const WEBHOOK_QUEUE = 'webhooks';
 /** Attempts: with the backoff below, the last is more than 24 h after the first. */
@@ -97,7 +97,7 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
     }));
     for (const uploadId of ids) {
       const sellerId = index.get(uploadId);
-      const counts = sellerId ? await redis.hmget(uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled') : [null];
+      const counts = sellerId ? await redis.hmget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled') : [null];
       if (!sellerId || counts[0] === null) {
         await redis.zrem(unnotifiedKey(ns), uploadId); // expired: nothing to tell
         continue;

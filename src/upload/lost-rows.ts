@@ -7,10 +7,10 @@
  * upload those rows again (the report lists them as pending).
  */
 import type { Config } from '../config.js';
-import { QUEUE_NAME, uploadKeys } from '../keys.js';
+import { QUEUE_NAME } from '../keys.js';
 import { jobIdFor } from '../queue.js';
 import type { RedisClient } from '../redis.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 /**
  * An upload's valid rows that have no outcome recorded yet, and the key of a
@@ -20,7 +20,7 @@ import { homeOf } from '../seller-home.js';
 export async function openRows(
   redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string,
 ): Promise<{ open: number[]; jobKey: (row: number) => string }> {
-  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+  const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
   const [sheetJson, queuePrefix] = await Promise.all([redis.get(keys.sheet), redis.hget(keys.upload, 'queue')]);
   const prefix = queuePrefix ?? config.queuePrefix;
   const jobKey = (row: number) => `${prefix}:${QUEUE_NAME}:${jobIdFor(uploadId, row)}`;
@@ -43,7 +43,7 @@ export const ENQUEUE_GRACE_MS = 60_000;
  * @param nowMs the host's clock, to tell an upload still being enqueued
  */
 export async function lostRows(redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string, nowMs: number): Promise<number[]> {
-  const keys = uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId));
+  const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
   const [enqueued, createdAt] = await redis.hmget(keys.upload, 'enqueued', 'createdAt');
   if (enqueued !== '1' && nowMs - Number(createdAt ?? nowMs) < ENQUEUE_GRACE_MS) return [];
   const { open, jobKey } = await openRows(redis, config, ns, sellerId, uploadId);

@@ -10,14 +10,14 @@
  * so pools on several hosts may do it at once.
  */
 import type { Config } from '../config.js';
-import { namespaceOf, rowMember, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, rowMember, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { openRows } from './lost-rows.js';
 import type { RedisClient } from '../redis.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
 import type { ProcessResult } from '../worker/processor.js';
 import { logRowCounted } from '../progress/progress-log.js';
-import { homeOf } from '../seller-home.js';
+import { uploadKeysOf } from '../seller-home.js';
 
 /** An unfinished upload is looked at once it made no progress for this long (ms). */
 export const STALL_MS = 5000;
@@ -67,7 +67,7 @@ export function createReconciler(redis: RedisClient, limiter: PermitLimiter, con
     const current = new Set<string>();
     for (const member of members) {
       const [sellerId, uploadId] = member.split('/') as [string, string];
-      const c = await redis.hmget(uploadKeys(ns, sellerId, uploadId, await homeOf(redis, ns, sellerId)).upload, 'total', 'registered', 'duplicate', 'failed', 'enqueued');
+      const c = await redis.hmget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'total', 'registered', 'duplicate', 'failed', 'enqueued');
       if (c[4] !== '1') continue; // still being enqueued
       const total = Number(c[0] ?? 0);
       const finished = Number(c[1] ?? 0) + Number(c[2] ?? 0) + Number(c[3] ?? 0);
