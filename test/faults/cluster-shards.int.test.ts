@@ -102,7 +102,7 @@ describe('queue shards on Redis Cluster', () => {
     expect(six.callsPerRow).toBeLessThanOrEqual(2);
     // the sellers are pinned to their shards: permits ride in the write that finished the row
     // before (none could before pins). How many depends on whether a completion finds a next job:
-    // the uploads arrive one by one while the pool runs, so 0.31-0.85 over 12 runs here
+    // the uploads arrive one by one while the pool runs, so 0.31-0.85 in 12 readings (6 runs) here
     process.stdout.write(`[shards] permits asked ahead per row: QUEUE_SHARDS=6 ${six.aheadPerRow}, QUEUE_SHARDS=1 ${one.aheadPerRow}\n`);
     expect(six.aheadPerRow).toBeGreaterThan(0.1);
     expect(one.aheadPerRow).toBeGreaterThan(0.1);
