@@ -126,7 +126,9 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     if planned > now + RESERVE_MS then return wait(planned, planned, false) end
     if blockedUntil > now then return wait(blockedUntil, planned, false) end
     local free, certain = sentFreeAt()
-    local due = math.max(planned, free)
+    -- the slot was planned with an answer time that was a guess (answerMargin): once `sent`
+    -- says for certain when a place frees, that time is the row's, earlier or later
+    local due = certain and free or math.max(planned, free)
     if certain and due <= now + RECHECK_RESERVE_MS then return grant(due, planned, 1) end
     return wait(due, planned, false)
   end

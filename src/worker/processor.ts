@@ -80,6 +80,25 @@ export interface ProcessorDeps {
 
 export type ProcessorEvent = Outcome | 'permit' | 'permitAhead' | 'delayed' | 'tooMany' | 'held' | 'unauthorized';
 
+/**
+ * A row denied until its planned slot is woken this much before it (ms). Its
+ * re-check then finds the slot a moment ahead and the permit is granted for it
+ * (lua/lib/acquire-permit.lua waits up to 150 ms in-process), so the call leaves
+ * at the slot, not at the slot plus the wake: the delayed set's promotion, the
+ * fetch and the re-check's own round trip. Each window of a throttled seller
+ * starts at its slot; the slot is planned one answer time after the window
+ * before, and the row's lateness is part of that answer time.
+ */
+export const WAKE_LEAD_MS = 50;
+
+/** When a denied row should ask again: a little before its slot when it waits for its slot. */
+export function wakeBefore(permit: Permit): number {
+  const forSlot = permit.redisNow + permit.waitMs === permit.slot;
+  // the limiter grants a woken row in-process up to a quarter of W + G (at most 150 ms) ahead
+  const leads = forSlot && permit.waitMs > 4 * WAKE_LEAD_MS && permit.windowMs >= 8 * WAKE_LEAD_MS;
+  return leads ? permit.waitMs - WAKE_LEAD_MS : permit.waitMs;
+}
+
 /** How long a process trusts that the rule it last announced for a seller is the one in Redis (ms): then it writes it again. */
 const RULE_REWRITE_MS = 10_000;
 
@@ -286,7 +305,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (permit.event && log.isLevelEnabled('info')) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
-    if (!permit.granted) return delay(job, token, permit.waitMs);
+    if (!permit.granted) return delay(job, token, wakeBefore(permit));
     // a permit for a moment from now (a few ms): its place is reserved
     if (permit.waitMs > 0) await new Promise((r) => setTimeout(r, permit.waitMs + 1));
     // a cancel or a pause that came while the permit was asked: the call does not leave

@@ -84,7 +84,8 @@ export class SlidingWindowModel {
     if (planned !== undefined) {
       if (planned > now + reserve) return { granted: false, waitMs: planned - now, slot: planned };
       const [free, certain] = this.sentFreeAt(now);
-      const due = Math.max(planned, free);
+      // a certain free time replaces the planned slot, which was planned with a guessed answer time
+      const due = certain ? free : Math.max(planned, free);
       if (certain && due <= now + recheckReserve) return grant(due, planned, true);
       return { granted: false, waitMs: due - now, slot: planned };
     }

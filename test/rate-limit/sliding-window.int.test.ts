@@ -174,6 +174,35 @@ describe('sliding-window.lua against a real Redis', () => {
     expect((await limiter.acquire('S4', 'u:2', 'send-2')).granted).toBe(true);
   });
 
+  it('grants a row woken before its slot once the place it waits for is known to free sooner: the slot held a guessed answer time', async () => {
+    // span 450 ms; reserve min(150, 450 / 4) = 112 ms
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50 });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // the seller's answers have averaged 300 ms: rows planned behind future slots add that
+    await redis.hset(limiter.keys('G1').lag, 'answer', 300);
+    const r = [];
+    for (let row = 1; row <= 5; row++) r.push(await limiter.acquire('G1', `u:${row}`, `s${row}`));
+    expect(r.map((x) => x.granted)).toEqual([true, true, false, false, false]);
+    for (const row of [1, 2]) await limiter.complete({ sellerId: 'G1', uploadId: 'u', row, member: `u:${row}`, sendId: `s${row}` }, undefined, 60);
+    const slot3 = r[2]!.slot;
+    // row 5 follows row 3, itself a future slot: planned one guessed answer (300 + 5 ms) later
+    expect(r[4]!.slot - slot3).toBeGreaterThanOrEqual(450 + 305);
+    await sleep(slot3 - (await redisTime(redis)) + 5);
+    const sent3 = await limiter.acquire('G1', 'u:3', 's3b');
+    expect(sent3.granted).toBe(true);
+    await sleep(sent3.waitMs + 10);
+    // row 3 is answered 10 ms after it went, not 300
+    const answered = await limiter.complete({ sellerId: 'G1', uploadId: 'u', row: 3, member: 'u:3', sendId: 's3b' }, undefined, 60);
+    // row 5 wakes 80 ms before its slot: its place freed at row 3's answer + W + G, long before
+    await sleep(r[4]!.slot - (await redisTime(redis)) - 80);
+    const woken = await limiter.acquire('G1', 'u:5', 's5b');
+    expect(woken.granted).toBe(true);
+    expect(woken.waitMs).toBe(0);
+    expect(woken.redisNow).toBeLessThan(r[4]!.slot - 40);
+    expect(woken.redisNow).toBeGreaterThanOrEqual(answered.redisNow + 450);
+    redis.disconnect();
+  });
+
   it("plans far windows with the worker's recent answer time, not the seller's average from its planning burst", async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
     const span = 450;
