@@ -89,7 +89,7 @@ export type ProcessorEvent = Outcome | 'permit' | 'permitAhead' | 'delayed' | 't
  * starts at its slot; the slot is planned one answer time after the window
  * before, and the row's lateness is part of that answer time.
  */
-export const WAKE_LEAD_MS = 50;
+export const WAKE_LEAD_MS = 100;
 
 /** When a denied row should ask again: a little before its slot when it waits for its slot. */
 export function wakeBefore(permit: Permit): number {

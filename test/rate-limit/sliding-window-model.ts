@@ -35,9 +35,18 @@ export class SlidingWindowModel {
   private hint: { ms: number; at: number } | undefined;
   private now = 0;
 
-  private get margin(): number {
+  private get answerTime(): number {
     const hint = this.hint && this.now - this.hint.at <= this.span * 10 ? this.hint.ms : undefined;
-    return Math.ceil(hint ?? this.answer ?? 0) + 5;
+    return hint ?? this.answer ?? 0;
+  }
+
+  private get margin(): number {
+    return Math.ceil(this.answerTime) + 5;
+  }
+
+  /** What a far slot adds: 0.7 of the answer time, + 5 ms (a short guess costs a wait in-process, a long one the span). */
+  private get planMargin(): number {
+    return Math.ceil(this.answerTime * 0.7) + 5;
   }
 
   constructor(private readonly s: ModelSettings) {}
@@ -69,7 +78,7 @@ export class SlidingWindowModel {
     this.now = now;
     const reserve = Math.min(150, Math.floor(this.span / 4));
     const recheckReserve = Math.min(300, Math.floor(this.span / 4));
-    const margin = this.margin;
+    const margin = this.planMargin;
     const grant = (at: number, slot: number, planned: boolean): ModelDecision => {
       at = Math.max(at, now);
       this.sent.set(sendId, at + this.s.holdMs);
