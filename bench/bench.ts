@@ -62,6 +62,8 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
           say(`    ${seller}: answer average at the end ${await redis.hget(lagKey, 'answer')} ms; windows (ms from the first registration):`);
           const t0 = f.times[0]!;
           say(Array.from({ length: Math.ceil(rows / RULE.limit) }, (_, k) => `${f.times[k * RULE.limit]! - t0}..${f.times[Math.min(rows, (k + 1) * RULE.limit) - 1]! - t0}`).join(' '));
+          const answered = bench.api.sellerStats(seller)?.answered ?? [];
+          say(`    first arrival of each window after the window before's first answer + W + G (ms): ${Array.from({ length: Math.ceil(rows / RULE.limit) - 1 }, (_, k) => f.times[(k + 1) * RULE.limit]! - answered[k * RULE.limit]! - RULE.windowMs - RULE.guardMs).join(' ')}`);
         }
         if (rows === 500) chart = f.times.map((x) => x - f.times[0]!);
         return scenario({

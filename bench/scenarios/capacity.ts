@@ -131,8 +131,10 @@ export async function capacityRun(
   const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.answered.length ?? 0), 0);
   // jobs in flight over the pool: the most its processes allowed at once during the run
   let concurrency = 0;
+  const series: number[] = [];
   while (registered() < total && Date.now() < deadline) {
     concurrency = Math.max(concurrency, bench.poolConcurrency());
+    series.push(bench.poolConcurrency());
     await sleep(100);
   }
   const complete = registered() >= total;
@@ -184,6 +186,10 @@ export async function capacityRun(
   if (process.env.BENCH_DEBUG) {
     const enq = sellers.map((s) => enqueuedAt.get(s)! - uploadedAt.get(s)!);
     const sent = sellers.map((s) => Math.min(...(api.sellerStats(s)?.times ?? [end])) - uploadedAt.get(s)!);
+    const asks = [...sellers, small].reduce((n, s) => n + bench.count('permit', s), 0);
+    const ahead = [...sellers, small].reduce((n, s) => n + bench.count('permitAhead', s), 0);
+    process.stdout.write(`    slots every 100 ms: ${series.join(' ')}\n`);
+    process.stdout.write(`    permits ${asks}, asked ahead ${ahead} (${(ahead / Math.max(1, asks)).toFixed(3)})\n`);
     process.stdout.write(`    upload -> enqueued p50/p99 ${percentile(enq, 50)}/${percentile(enq, 99)} ms, -> first arrival at the API p50/p99 ${percentile(sent, 50)}/${percentile(sent, 99)} ms\n`);
   }
   return {
