@@ -189,6 +189,8 @@ function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: numbe
   const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
     `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.ownAsksPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const ours = all.find((r) => r.name === 'capacity' && r.limiter === 'sliding-window');
+  const rlf = all.find((r) => r.name === 'capacity' && r.limiter === 'rate-limiter-flexible');
+  const runsLine = (who: string, r: ScenarioResult | undefined) => (r?.repeats ? `- ${who} runs, in order: ${r.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), first registration p99 ${x.firstRegistrationP99Ms ?? '–'} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : '');
   const capacity = all.filter((r) => r.name === 'capacity').map((r) =>
     `| ${r.library ?? r.limiter} | ${r.concurrency} | ${r.registered}${r.complete ? '' : ` of ${r.rows} (stopped at ${r.timeLimitS ?? 20} s)`} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)} | ${r.firstRegistrationMs!.p50} / ${r.firstRegistrationMs!.p99} / ${r.firstRegistrationMs!.max} ms | ${r.sellerSpanRatio!.p50} / ${r.sellerSpanRatio!.p99} | ${r.ramp ? `${r.ramp.workingSize} / ${cell(r.ramp.to90Ms, ' ms')}` : '–'} | ${cell(r.smallSellerMs, ' ms')} | ${cell(r.redisUsecPerRow)} (${cell(r.redisCpuRatio)}×) | ${cell(r.redisCpuUsPerRow)} (${cell(r.redisProcessCpuRatio)}×) | ${r.peakRssMb} |`);
   const rows = results.map((r) =>
@@ -215,9 +217,10 @@ The mock API answers in 150–250 ms; ${CAPACITY.sellers} sellers × ${CAPACITY.
 ${CAPACITY.smallRows}-row seller ${CAPACITY.smallAfterMs} ms later, under the same rule (which allows each seller's 50 rows at
 once: the pool sets the pace). Each limiter runs alone on a pool of ${PROCESSES} processes at the default
 WORKER_CONCURRENCY, after warm-up runs that take the queue past the finished jobs BullMQ keeps (so every run pays
-their removal). The default limiter runs ${ours?.runs ?? 1} times, each beside a run of bare BullMQ, and every
-ratio divides by the mean of the bare runs; the default's rows/s and ratios are the medians of its runs (each run
-below the table), its other figures those of its median run by Redis's cost. BullMQ's queue-wide limiter gets a
+their removal). The default limiter runs ${ours?.runs ?? 1} times, each run followed by one of rate-limiter-flexible
+(${rlf?.runs ?? 1} in all), beside runs of bare BullMQ, and every ratio divides by the mean of the bare runs; for both,
+rows/s and ratios are the medians of their runs (each run below the table), their other figures those of their median
+run by Redis's cost. BullMQ's queue-wide limiter gets a
 pool of its own and is stopped after a few seconds; each other peer is stopped at 20 s (the slowest would take
 the bench past 10 minutes), and a stopped run's figures cover the rows registered by then.
 
@@ -227,7 +230,7 @@ ${capacity.join('\n')}
 
 ![requests inside the API over a capacity run's first seconds](ramp.svg)
 
-${ours?.fixedBare ? `- Bare BullMQ on a pool of its own at a fixed ${ours.fixedBare.perProcess} jobs per process (the most the default had in flight, ÷ ${PROCESSES}), as an acceptance run sizes it: ${ours.fixedBare.rowsPerSec} rows/s, ${ours.fixedBare.workingSize} requests inside the API, 90 % of them ${ours.fixedBare.rampTo90Ms ?? '–'} ms after the first arrival; the default's median rows/s ÷ it: **${ours.fixedBare.ratio}**.\n` : ''}${ours?.repeats ? `- The default limiter's runs, in order: ${ours.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : ''}- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
+${ours?.fixedBare ? `- Bare BullMQ on a pool of its own at a fixed ${ours.fixedBare.perProcess} jobs per process (the most the default had in flight, ÷ ${PROCESSES}), as an acceptance run sizes it: ${ours.fixedBare.rowsPerSec} rows/s, ${ours.fixedBare.workingSize} requests inside the API, 90 % of them ${ours.fixedBare.rampTo90Ms ?? '–'} ms after the first arrival; the default's median rows/s ÷ it: **${ours.fixedBare.ratio}**.\n` : ''}${runsLine("The default limiter's", ours)}${runsLine("rate-limiter-flexible's", rlf)}- An idle pool (${PROCESSES} processes, nothing queued) sends Redis **${idleCommandsPerSec} commands/s**.
 - The ramp: requests inside the API at once (arrived there, not yet answered), from the run's first arrival;
   the working size is its median over the middle half of the run. A pool at full size at once reaches 90 %
   of it within about one answer time (150–250 ms here).

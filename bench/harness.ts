@@ -105,7 +105,10 @@ export interface ScenarioResult {
    * it: its rows/s, and the default's median rows/s ÷ it.
    */
   fixedBare?: { perProcess: number; rowsPerSec: number; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
-  repeats?: Array<{ rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null }>;
+  repeats?: Array<{
+    rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null;
+    firstRegistrationP99Ms?: number; smallSellerMs?: number | null;
+  }>;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,11 +1,12 @@
 /**
  * The capacity scenario over every limiter, in one run: a pool of its own at the
  * default concurrency against a mock API at 150-250 ms. The default limiter runs
- * CAPACITY_REPEATS times, each beside a bare BullMQ run, and every ratio divides
- * by the mean of the bare runs. The default's rows/s and ratios are the medians
- * of its runs, its other figures those of its median run by Redis's cost, and
- * every run is listed with them: one run's ratio moves by a tenth or more on
- * this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of
+ * CAPACITY_REPEATS times, each run followed by one of rate-limiter-flexible (the
+ * peer it is compared with figure by figure), beside bare BullMQ runs, and every
+ * ratio divides by the mean of the bare runs. For both, rows/s and ratios are the
+ * medians of their runs, their other figures those of their median run by Redis's
+ * cost, and every run is listed with them: one run's ratio moves by a tenth or
+ * more on this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of
  * its own (the same processes and concurrency, with the Worker's `limiter`
  * option) and a time limit: at L per W for the whole queue it would need 200 s
  * for these rows. The other peers get PEER_TIME_MS each.
@@ -62,13 +63,15 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       // per row than the bare runs that came right after another run)
       await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', sellers: 25 });
       await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', sellers: 25 });
+      const rlf = { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` };
       const sequence: Array<{ limiter: CapacityLimiter; kind: string; library?: string }> = [
         { limiter: 'bare', kind: 'none' },
-        // a bare run after every second run of the default and at the end (each has a bare run beside it)
+        // each run of the default followed by one of rate-limiter-flexible (the peer closest to it:
+        // one run each read 280 ms apart in first registration, a gap runs of the same limiter
+        // span on this machine), and a bare run after every second pair and at the end
         ...Array.from({ length: CAPACITY_REPEATS }, (_, i) => [
-          { limiter: 'sliding-window', kind: 'sliding-window' }, ...(i % 2 === 0 || i === CAPACITY_REPEATS - 1 ? [{ limiter: 'bare', kind: 'none' }] : []),
+          { limiter: 'sliding-window', kind: 'sliding-window' }, rlf, ...(i % 2 === 0 || i === CAPACITY_REPEATS - 1 ? [{ limiter: 'bare', kind: 'none' }] : []),
         ]).flat(),
-        { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` },
         { limiter: 'bottleneck', kind: 'bottleneck', library: `bottleneck@${versionOf('bottleneck')}` },
         { limiter: 'naive', kind: 'naive' },
         { limiter: 'token-bucket', kind: 'token-bucket' },
@@ -122,8 +125,11 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     redisCpuRatio: limiter === 'bare' ? 1 : run.result.redisUsecPerRow === null ? null : round(run.result.redisUsecPerRow! / bareUsec),
     redisProcessCpuRatio: limiter === 'bare' ? 1 : run.result.redisCpuUsPerRow === null ? null : round(run.result.redisCpuUsPerRow! / bareCpu),
   });
-  const ours = runs.filter((r) => r.limiter === 'sliding-window');
-  // the default limiter's rate and ratios: the median of its runs, each one beside them
+  // the limiters run several times (the default and rate-limiter-flexible): their rate and
+  // ratios are the medians of their runs, their other figures those of their median run by Redis's cost
+  const repeated: CapacityLimiter[] = ['sliding-window', 'rate-limiter-flexible'];
+  const runsOf = (limiter: CapacityLimiter) => runs.filter((r) => r.limiter === limiter);
+  const ours = runsOf('sliding-window');
   const medianOf = (repeats: NonNullable<ScenarioResult['repeats']>) => {
     const med = (pick: (x: (typeof repeats)[number]) => number | null) => median(repeats.map(pick).filter((v): v is number => v !== null));
     return {
@@ -132,14 +138,21 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       tooMany: repeats.reduce((n, x) => n + x.tooMany, 0), runs: repeats.length, repeats,
     };
   };
-  const byCost = [...ours].sort((a, b) => (ratiosOf(a).redisCpuRatio ?? 0) - (ratiosOf(b).redisCpuRatio ?? 0));
-  const middle = byCost[Math.floor((byCost.length - 1) / 2)];
-  const reported = runs.filter((r, i) => (r.limiter === 'bare' ? i === runs.findIndex((x) => x.limiter === 'bare') : r.limiter !== 'sliding-window' || r === middle));
+  const middleOf = (limiter: CapacityLimiter) => {
+    const byCost = [...runsOf(limiter)].sort((a, b) => (ratiosOf(a).redisCpuRatio ?? 0) - (ratiosOf(b).redisCpuRatio ?? 0));
+    return byCost[Math.floor((byCost.length - 1) / 2)];
+  };
+  const middles = new Set(repeated.map(middleOf));
+  const reported = runs.filter((r, i) => (r.limiter === 'bare' ? i === runs.findIndex((x) => x.limiter === 'bare') : !repeated.includes(r.limiter) || middles.has(r)));
+  const eachRun = (r: (typeof runs)[number]) => ({
+    rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r),
+    firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99, smallSellerMs: r.run.result.smallSellerMs ?? null,
+  });
   const results = reported.map((entry) => ({
     ...entry.run.result,
     ...(entry.limiter === 'bare' ? { rowsPerSec: round(bareRate, 1), redisUsecPerRow: round(bareUsec, 1), redisCpuUsPerRow: round(bareCpu, 1), runs: bares.length } : {}),
     ...ratiosOf(entry),
-    ...(entry.limiter === 'sliding-window' ? medianOf(ours.map((r) => ({ rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r) }))) : {}),
+    ...(repeated.includes(entry.limiter) && runsOf(entry.limiter).length > 1 ? medianOf(runsOf(entry.limiter).map(eachRun)) : {}),
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
     ...(entry.limiter === 'sliding-window' && fixed ? {
       fixedBare: {
@@ -150,6 +163,9 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     } : {}),
   }));
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(', ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
-  if (ours.length > 1) say(`  capacity sliding-window, each run: ${ours.map((r) => { const x = ratiosOf(r); return `${x.throughputRatio} of bare, Redis ${x.redisCpuRatio}× / ${x.redisProcessCpuRatio}×`; }).join('; ')} (the median by Redis's cost is reported)`);
+  for (const limiter of repeated) {
+    const mine = runsOf(limiter);
+    if (mine.length > 1) say(`  capacity ${limiter}, each run: ${mine.map((r) => { const x = eachRun(r); return `${x.throughputRatio} of bare, Redis ${x.redisCpuRatio}× / ${x.redisProcessCpuRatio}×, first registration p99 ${x.firstRegistrationP99Ms} ms, small seller ${x.smallSellerMs ?? '–'} ms`; }).join('; ')} (the median by Redis's cost is reported)`);
+  }
   return { results, idleCommandsPerSec: idle, redisScheduling };
 }
