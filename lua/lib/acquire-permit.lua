@@ -57,7 +57,7 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   -- the answer time, + 5 ms. The guess errs short on purpose. A woken row whose place is
   -- certain to free is granted for that time (below), so a short guess costs an in-process
   -- wait of at most RECHECK_RESERVE_MS; a long one costs every later window of the upload its
-  -- excess over the worker's early wake (the rows wake at their slots). A big upload's far
+  -- excess over the worker's early wake (WAKE_LEAD_MS in src/worker/processor.ts). A big upload's far
   -- slots are all planned in its first second, when answers run slow: in single-500 runs
   -- the seller's average read 48-69 ms 300 ms into the upload and 29-45 ms at its end.
   local function planMargin()
@@ -139,7 +139,7 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     if planned > now + RESERVE_MS then return wait(planned, planned, false) end
     if blockedUntil > now then return wait(blockedUntil, planned, false) end
     local free, certain = sentFreeAt()
-    -- the slot was planned with an answer time that was a guess (answerMargin): once `sent`
+    -- the slot was planned with an answer time that was a guess (planMargin): once `sent`
     -- says for certain when a place frees, that time is the row's, earlier or later
     local due = certain and free or math.max(planned, free)
     if certain and due <= now + RECHECK_RESERVE_MS then return grant(due, planned, 1) end

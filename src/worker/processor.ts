@@ -81,13 +81,14 @@ export interface ProcessorDeps {
 export type ProcessorEvent = Outcome | 'permit' | 'permitAhead' | 'delayed' | 'tooMany' | 'held' | 'unauthorized';
 
 /**
- * A row denied until its planned slot is woken this much before it (ms). Its
- * re-check then finds the slot a moment ahead and the permit is granted for it
- * (lua/lib/acquire-permit.lua waits up to 150 ms in-process), so the call leaves
- * at the slot, not at the slot plus the wake: the delayed set's promotion, the
- * fetch and the re-check's own round trip. Each window of a throttled seller
- * starts at its slot; the slot is planned one answer time after the window
- * before, and the row's lateness is part of that answer time.
+ * A row denied until its planned slot is woken this much before it (ms). The
+ * slot holds a guessed answer time (lua/lib/acquire-permit.lua, planMargin);
+ * the re-check, a moment before the slot, finds in `sent` when the row's place
+ * really frees and grants it for then, earlier or later than the slot, and the
+ * row waits in-process. Woken at the slot itself, it would leave at the slot
+ * plus the wake (the delayed set's promotion, the fetch and the re-check's own
+ * round trip: 20-30 ms in a traced bench run), and every later window of the
+ * seller would start that much and the guess's excess late.
  */
 export const WAKE_LEAD_MS = 100;
 

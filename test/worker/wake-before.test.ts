@@ -10,7 +10,7 @@ describe('a denied row asks again', () => {
     expect(wakeBefore(denied(2000, 2000))).toBe(2000 - WAKE_LEAD_MS);
   });
 
-  it('when told, for any other wait: a place freeing after the slot, a block, or a wait too short to lead', () => {
+  it('at the time it was given for any other wait: a place freeing after the slot, or a wait or window too short to lead', () => {
     // the place it waits for frees 300 ms after its slot
     expect(wakeBefore(denied(2300, 2000))).toBe(2300);
     expect(wakeBefore(denied(4 * WAKE_LEAD_MS, 4 * WAKE_LEAD_MS))).toBe(4 * WAKE_LEAD_MS);
