@@ -129,14 +129,14 @@ export async function capacityRun(
   const total = count * CAPACITY.rows + CAPACITY.smallRows;
   const deadline = started + (opts.timeLimitMs ?? 150_000);
   const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.answered.length ?? 0), 0);
-  // jobs in flight over the pool: the most its processes allowed at once during the run
-  let concurrency = 0;
+  // the jobs the pool's processes allow at once, every 100 ms
   const series: number[] = [];
   while (registered() < total && Date.now() < deadline) {
-    concurrency = Math.max(concurrency, bench.poolConcurrency());
     series.push(bench.poolConcurrency());
     await sleep(100);
   }
+  // jobs in flight over the pool: the most its processes allowed at once during the run
+  const concurrency = Math.max(0, ...series);
   const complete = registered() >= total;
   const end = Date.now();
   const stats = await redisStats(ctx);
