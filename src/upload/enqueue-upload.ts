@@ -59,55 +59,67 @@ export async function enqueueUpload(
     if (again.size === 0) return { uploadId, enqueued: 0, alreadyUploaded: true };
     const queue = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
     const rows = sheet.valid.filter((r) => again.has(r.row));
-    await addRows(deps, queue, { sellerId, home }, uploadId, rows);
+    const first = await reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
+    await addRows(deps, queue, { sellerId, home }, uploadId, rows, first);
     await redis.zadd(unnotifiedKey(ns), deps.now(), uploadId);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
 
-  // the seller's shard is recorded with the upload, which stays on it for its whole life
+  // the seller's shard is recorded with the upload, which stays on it for its whole life.
+  // These writes are independent of each other and go out together (one round trip, not
+  // nine): with 200 uploads at once, each awaited in turn held every upload's rows back
+  // by nine turns of the producer's connection behind everyone else's
   const createdAt = deps.now();
   const retention = config.uploadRetentionS;
-  await redis
-    .multi()
-    .hset(keys.upload, {
-      sellerId, uploadId, file: sheet.file, rows: sheet.rows, total: sheet.valid.length,
-      invalid: new Set(sheet.errors.map((e) => e.row)).size, createdAt, queue: prefix,
-    })
-    .expire(keys.upload, retention)
-    .set(keys.sheet, storedSheet(sheet), 'EX', retention)
-    .exec();
-  await redis.zadd(uploadIndexKey(ns), createdAt, `${sellerId}/${uploadId}`);
-  await redis.zremrangebyscore(uploadIndexKey(ns), '-inf', createdAt - retention * 1000);
-  await redis.expire(uploadIndexKey(ns), retention);
-  // the workers serve every queue an upload went to, whatever their own QUEUE_SHARDS
-  await redis.zadd(queuesKey(ns), createdAt, prefix);
-  await redis.zremrangebyscore(queuesKey(ns), '-inf', createdAt - retention * 1000);
-  await redis.expire(queuesKey(ns), retention);
+  const [, first] = await Promise.all([
+    redis
+      .multi()
+      .hset(keys.upload, {
+        sellerId, uploadId, file: sheet.file, rows: sheet.rows, total: sheet.valid.length,
+        invalid: new Set(sheet.errors.map((e) => e.row)).size, createdAt, queue: prefix,
+      })
+      .expire(keys.upload, retention)
+      .set(keys.sheet, storedSheet(sheet), 'EX', retention)
+      .exec(),
+    reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length, home),
+    redis.zadd(uploadIndexKey(ns), createdAt, `${sellerId}/${uploadId}`),
+    redis.zremrangebyscore(uploadIndexKey(ns), '-inf', createdAt - retention * 1000),
+    redis.expire(uploadIndexKey(ns), retention),
+    // the workers serve every queue an upload went to, whatever their own QUEUE_SHARDS
+    redis.zadd(queuesKey(ns), createdAt, prefix),
+    redis.zremrangebyscore(queuesKey(ns), '-inf', createdAt - retention * 1000),
+    redis.expire(queuesKey(ns), retention),
+  ]);
 
-  await addRows(deps, prefix, { sellerId, home }, uploadId, sheet.valid);
+  await addRows(deps, prefix, { sellerId, home }, uploadId, sheet.valid, first);
   await redis.hset(keys.upload, 'enqueued', 1);
   // the pool tells UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts)
   await redis.zadd(unnotifiedKey(ns), createdAt, uploadId);
   return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
 }
 
-/** One job per row on the upload's queue, each at its place in the fair round over all sellers (fair-share.ts). */
+/**
+ * One job per row on the upload's queue, each at its place in the fair round over all
+ * sellers (fair-share.ts), starting at priority `first`. The first row goes on its own
+ * ahead of the rest: when many sellers upload at once, every seller's first row is in
+ * the queue before the bulk of anyone's rows, and the pool starts on them while the
+ * rest are still being added.
+ */
 async function addRows(
-  deps: { redis: RedisClient; queues: QueueSet; config: Config },
-  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'],
+  deps: { queues: QueueSet; config: Config },
+  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'], first: number,
 ): Promise<void> {
-  const { redis, queues, config } = deps;
-  const queue = queues.get(prefix);
-  const options = jobOptions(config);
-  const first = await reservePriorities({ redis, queuePrefix: prefix, ns: namespaceOf(config.queuePrefix), retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
-  for (let i = 0; i < rows.length; i += BULK) {
-    await queue.addBulk(
-      rows.slice(i, i + BULK).map(({ row, product, attributes }, j) => ({
-        name: 'register',
-        // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
-        data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
-        opts: { ...options, priority: rowPriority(first, i + j, rows.length), jobId: jobIdFor(uploadId, row) },
-      })),
-    );
+  const queue = deps.queues.get(prefix);
+  const options = jobOptions(deps.config);
+  const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => ({
+    name: 'register',
+    // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
+    data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
+    opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row) },
+  });
+  // the first row alone, then the rest BULK at a time
+  for (let from = 0, to = 1; from < rows.length; from = to, to = Math.min(rows.length, to + BULK)) {
+    const start = from;
+    await queue.addBulk(rows.slice(start, to).map((r, j) => job(r, start + j)));
   }
 }

@@ -1,0 +1,89 @@
+/**
+ * The producer's writes, against a private redis-server: an upload's first row is
+ * added on its own, ahead of the rest (the pool can start on it while a big upload,
+ * or many at once, are still being added), and every row still lands once, at its
+ * place in the fair round.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHash } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { loadConfig, type Config } from '../../src/config.js';
+import { QUEUE_NAME, namespaceOf, uploadIndexKey, uploadKeys } from '../../src/keys.js';
+import { sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { createRedis, type RedisClient } from '../../src/redis.js';
+import { PRIORITY, QueueSet, type RegistrationJob } from '../../src/queue.js';
+import { queuesKey } from '../../src/queue-shards.js';
+import type { LoadedSheet } from '../../src/excel/load-sheet.js';
+import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+
+let server: TestRedis;
+let config: Config;
+let redis: RedisClient;
+let queue: Queue<RegistrationJob>;
+
+function sheetOf(seller: string, count: number): LoadedSheet {
+  return {
+    rows: count, errors: [], warnings: [], raw: [], columns: [], extraColumns: [], file: `${seller}.xlsx`,
+    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
+    sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
+  };
+}
+
+beforeAll(async () => {
+  server = await startRedis();
+  config = loadConfig({ REDIS_URL: server.url, QUEUE_PREFIX: '{enq}' });
+  redis = createRedis(config, 'cli');
+  queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection: { url: server.url } as never, prefix: config.queuePrefix });
+});
+
+afterAll(async () => {
+  await queue?.close();
+  redis?.disconnect();
+  await server?.stop();
+});
+
+describe('enqueueUpload', () => {
+  it('adds the first row on its own, then the rest in bulk, each row once at its place in the round', async () => {
+    const addBulk = vi.spyOn(queue, 'addBulk');
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    const result = await enqueueUpload(deps, 'E1', sheetOf('E1', 600));
+    expect(result).toMatchObject({ enqueued: 600, alreadyUploaded: false, queuePrefix: '{enq}' });
+    expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 250, 250, 99]);
+    expect(addBulk.mock.calls[0]![0][0]!.data.row).toBe(2);
+
+    // every row once, the k-th at the upload's first priority + 2k (one row per round)
+    const jobs = await queue.getJobs(['prioritized']);
+    expect(jobs).toHaveLength(600);
+    const byRow = new Map(jobs.map((j) => [j.data.row, j.priority]));
+    expect(byRow.size).toBe(600);
+    const start = byRow.get(2)!;
+    expect(start).toBeGreaterThanOrEqual(PRIORITY.NEW_ROW);
+    for (let k = 0; k < 600; k++) expect(byRow.get(k + 2)).toBe(start + 2 * k);
+
+    // the writes that went out together all landed before the rows
+    const ns = namespaceOf(config.queuePrefix);
+    const up = await redis.hgetall(uploadKeys(ns, 'E1', result.uploadId).upload);
+    expect(up).toMatchObject({ sellerId: 'E1', total: '600', queue: '{enq}', enqueued: '1' });
+    expect(await redis.zscore(uploadIndexKey(ns), `E1/${result.uploadId}`)).not.toBeNull();
+    expect(await redis.zscore(queuesKey(ns), '{enq}')).not.toBeNull();
+    expect(await redis.ttl(uploadIndexKey(ns))).toBeGreaterThan(0);
+    addBulk.mockRestore();
+  });
+
+  it('enqueues many uploads at once, every seller starting in the same round, and the same file again adds nothing', async () => {
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    await queue.obliterate({ force: true });
+    const sellers = Array.from({ length: 40 }, (_, i) => `M${i}`);
+    const results = await Promise.all(sellers.map((s) => enqueueUpload(deps, s, sheetOf(s, 30))));
+    expect(results.every((r) => r.enqueued === 30)).toBe(true);
+    const jobs = await queue.getJobs(['prioritized']);
+    expect(jobs).toHaveLength(40 * 30);
+    // nothing was waiting when they came: each seller's first row is in the first round
+    const firsts = jobs.filter((j) => j.data.row === 2).map((j) => j.priority);
+    expect(new Set(firsts)).toEqual(new Set([PRIORITY.NEW_ROW]));
+    const again = await enqueueUpload(deps, 'M0', sheetOf('M0', 30));
+    expect(again).toMatchObject({ enqueued: 0, alreadyUploaded: true });
+    expect(await queue.getPrioritizedCount()).toBe(40 * 30);
+  });
+});
