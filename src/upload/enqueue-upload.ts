@@ -13,7 +13,7 @@ import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome } from '../seller-home.js';
-import { reservePriorities, rowPriority } from './fair-share.js';
+import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
 
@@ -100,14 +100,14 @@ export async function enqueueUpload(
 
 /**
  * One job per row on the upload's queue, each at its place in the fair round over all
- * sellers (fair-share.ts), starting at priority `first`. The first row goes on its own
+ * sellers (fair-share.ts), from where `first` says it starts. The first row goes on its own
  * ahead of the rest: when many sellers upload at once, every seller's first row is in
  * the queue before the bulk of anyone's rows, and the pool starts on them while the
  * rest are still being added.
  */
 async function addRows(
   deps: { queues: QueueSet; config: Config },
-  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'], first: number,
+  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'], first: UploadStart,
 ): Promise<void> {
   const queue = deps.queues.get(prefix);
   const options = jobOptions(deps.config);

@@ -15,6 +15,7 @@ import { PRIORITY, QueueSet, type RegistrationJob } from '../../src/queue.js';
 import { queuesKey } from '../../src/queue-shards.js';
 import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { ROUND } from '../../src/upload/fair-share.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
 let server: TestRedis;
@@ -52,14 +53,14 @@ describe('enqueueUpload', () => {
     expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 250, 250, 99]);
     expect(addBulk.mock.calls[0]![0][0]!.data.row).toBe(2);
 
-    // every row once, the k-th at the upload's first priority + 2k (one row per round)
+    // every row once: the first (a newcomer's, on an idle queue) at NEW_ROW, the k-th in the k-th round after
     const jobs = await queue.getJobs(['prioritized']);
     expect(jobs).toHaveLength(600);
     const byRow = new Map(jobs.map((j) => [j.data.row, j.priority]));
     expect(byRow.size).toBe(600);
-    const start = byRow.get(2)!;
-    expect(start).toBeGreaterThanOrEqual(PRIORITY.NEW_ROW);
-    for (let k = 0; k < 600; k++) expect(byRow.get(k + 2)).toBe(start + 2 * k);
+    expect(byRow.get(2)).toBe(PRIORITY.NEW_ROW);
+    const start = PRIORITY.NEW_ROW + 2;
+    for (let k = 1; k < 600; k++) expect(byRow.get(k + 2)).toBe(start + ROUND * k);
 
     // the writes that went out together all landed before the rows
     const ns = namespaceOf(config.queuePrefix);
@@ -79,7 +80,7 @@ describe('enqueueUpload', () => {
     expect(results.every((r) => r.enqueued === 30)).toBe(true);
     const jobs = await queue.getJobs(['prioritized']);
     expect(jobs).toHaveLength(40 * 30);
-    // nothing was waiting when they came: each seller's first row is in the first round
+    // nothing was waiting when they came: each seller's first row is a newcomer's of the first round
     const firsts = jobs.filter((j) => j.data.row === 2).map((j) => j.priority);
     expect(new Set(firsts)).toEqual(new Set([PRIORITY.NEW_ROW]));
     const again = await enqueueUpload(deps, 'M0', sheetOf('M0', 30));
