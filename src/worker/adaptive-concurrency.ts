@@ -3,16 +3,20 @@
  * enough requests in flight that the API's answer time, not the pool, bounds
  * the rate, and no more.
  *
- * A process's slot is busy for one answer time per row. Measured on the 2-core
- * bench machine (bench/RESULTS.md, capacity), 16 processes carry about 1,000-1,200
- * rows/s before the CPU runs out, about one row per 12.5 ms per process; so a
- * process wants one slot for the first 50 ms of answer time and one more per
- * 12.5 ms beyond, between 1 and AUTO_MAX. At 2-25 ms answers (up to 62 ms as a
- * busy process sees them) that is 1 slot (more only adds in-process queueing,
- * which delays sends the limiter has planned); at 200 ms, 13; at 1 s, 64.
- * (One slot per 25 ms, sized when a row cost twice the CPU it costs now, held
- * the capacity scenario to about 600 rows/s with 128 requests in the API,
- * where bare BullMQ at a fixed 18 jobs per process carried 1,000.)
+ * A process's slot is busy for one answer time per row. A process wants one
+ * slot for the first 50 ms of answer time and one more per MS_PER_SLOT (8 ms)
+ * beyond, between 1 and AUTO_MAX: at 2-25 ms answers (up to 57 ms as a busy
+ * process sees them) that is 1 slot (more only adds in-process queueing, which
+ * delays sends the limiter has planned); at 200 ms, 19; at 500 ms and more, 57-64.
+ * In the bench's capacity scenario (200 sellers x 50 rows, 150-250 ms answers,
+ * 16 processes on 2 cores), interleaved in one sitting: one slot per 8 ms
+ * carried 1,171-1,188 rows/s, one per 10 ms 994-1,007 and one per 12.5 ms
+ * 858-881, each with fewer worker and Redis CPU per row the more it had in
+ * flight (more answers and completions handled per turn of the event loop and
+ * per socket write); first registration p99 819-833 ms against 754-914, and the
+ * 7-row seller arriving late done in 567-615 ms against 304-429 (its requests
+ * wait behind more in-process work). (One slot per 25 ms held the scenario to
+ * about 600 rows/s, where bare BullMQ at a fixed 18 jobs per process carried 1,000.)
  *
  * Slots are added only while every slot has a request in flight and the host has
  * CPU to spare (HostCpu). Once the CPU is full, answers come later because the
@@ -29,8 +33,8 @@ import { cpus } from 'node:os';
 
 /** The most slots: the HTTP client's sockets per process (registration/client.ts); more would only queue there. */
 export const AUTO_MAX = 64;
-/** Answer time per slot beyond the first (ms): the CPU time per row of one process of a 16-process pool on 2 cores. */
-export const MS_PER_SLOT = 12.5;
+/** Answer time per slot beyond the first (ms); see above for how it was chosen. */
+export const MS_PER_SLOT = 8;
 /** Answer time (ms) that one slot covers on its own: below it, more slots only queue in the process. */
 export const FIRST_SLOT_MS = 50;
 /** Below this share of idle CPU on the host, a process adds no slots. */
@@ -47,8 +51,8 @@ export function concurrencyFor(answerMs: number): number {
 /**
  * A process gives slots back only once the answer time is below this share of what
  * its slots stand for (standsFor). The average of a steady API wanders
- * around a slot boundary (150-250 ms answers average 200 +- 10 ms, right at a
- * boundary): without the margin a process went 8 -> 7 -> 8 several times a second,
+ * around a slot boundary (150-250 ms answers average 200 +- 10 ms, across
+ * boundaries 8 ms apart): without the margin a process went 8 -> 7 -> 8 several times a second,
  * and each slot taken back was filled by a fetch of its own (BullMQ's moveToActive)
  * whose row then asked for its permit in a call of its own, instead of both coming
  * with the finishing row's write: in the bench's capacity scenario, 1 row in 10.
@@ -63,7 +67,7 @@ export const SHRINK_BELOW = 0.85;
  */
 export function nextConcurrency(current: number, answerMs: number, load: { allBusy: boolean; hostIdle: number }): number {
   const wanted = concurrencyFor(answerMs);
-  // and, as for giving back, only clearly past what the slots stand for (one slot is 12.5 ms:
+  // and, as for giving back, only clearly past what the slots stand for (one slot is 8 ms:
   // a steady API's average crosses a boundary often)
   if (wanted > current) return load.allBusy && load.hostIdle >= MIN_IDLE_TO_GROW && answerMs * SHRINK_BELOW > standsFor(current) ? wanted : current;
   if (wanted < current && answerMs < standsFor(current) * SHRINK_BELOW) return wanted;

@@ -5,39 +5,40 @@ import { loadConfig } from '../../src/config.js';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('adaptive concurrency', () => {
-  it('runs one job at a time for a fast API, then one slot more per 12.5 ms of answer time beyond 50 ms, up to the bound', () => {
+  it('runs one job at a time for a fast API, then one slot more per 8 ms of answer time beyond 50 ms, up to the bound', () => {
     expect(concurrencyFor(5)).toBe(1);
     expect(concurrencyFor(40)).toBe(1);
-    expect(concurrencyFor(62)).toBe(1);
-    expect(concurrencyFor(100)).toBe(5);
-    expect(concurrencyFor(200)).toBe(13);
-    expect(concurrencyFor(500)).toBe(37);
+    expect(concurrencyFor(57)).toBe(1);
+    expect(concurrencyFor(58)).toBe(2);
+    expect(concurrencyFor(100)).toBe(7);
+    expect(concurrencyFor(200)).toBe(19);
+    expect(concurrencyFor(500)).toBe(57);
     expect(concurrencyFor(5000)).toBe(AUTO_MAX);
     expect(AUTO_MAX).toBe(64);
   });
 
   it('adds slots only while every slot is busy and the host has CPU to spare; gives them back whenever answers come faster', () => {
     const busy = { allBusy: true, hostIdle: 0.5 };
-    expect(nextConcurrency(8, 500, busy)).toBe(37);
+    expect(nextConcurrency(8, 500, busy)).toBe(57);
     // CPU full: answers come later because of it, not because the API slowed
     expect(nextConcurrency(8, 1000, { allBusy: true, hostIdle: 0.05 })).toBe(8);
     // slots to spare: more would only wait for work
     expect(nextConcurrency(8, 1000, { allBusy: false, hostIdle: 0.9 })).toBe(8);
     // faster answers shrink it, whatever the load
-    expect(nextConcurrency(40, 200, { allBusy: false, hostIdle: 0 })).toBe(13);
+    expect(nextConcurrency(40, 200, { allBusy: false, hostIdle: 0 })).toBe(19);
     expect(nextConcurrency(2, 20, { allBusy: false, hostIdle: 0 })).toBe(1);
   });
 
   it('does not give a slot back for an average that only wanders around a slot boundary', () => {
     const busy = { allBusy: true, hostIdle: 0.5 };
-    // 13 slots stand for 200 ms: 180 ms calls for 11, but is within the margin
-    expect(concurrencyFor(180)).toBe(11);
-    expect(nextConcurrency(13, 180, busy)).toBe(13);
-    expect(nextConcurrency(13, 169, busy)).toBe(10);
-    // a steady 150-250 ms API, averaged as the pool does: near 13 slots, changed for 1 answer
+    // 19 slots stand for 194 ms: 180 ms calls for 17, but is within the margin
+    expect(concurrencyFor(180)).toBe(17);
+    expect(nextConcurrency(19, 180, busy)).toBe(19);
+    expect(nextConcurrency(19, 164, busy)).toBe(15);
+    // a steady 150-250 ms API, averaged as the pool does: near 19 slots, changed for 1 answer
     // in 100 or fewer (taking the slots each average calls for changed them for 1 in 5)
     const t = new AnswerTime();
-    let slots = 13;
+    let slots = 19;
     let changes = 0;
     let seed = 1;
     const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
@@ -47,8 +48,8 @@ describe('adaptive concurrency', () => {
       slots = next;
     }
     expect(changes).toBeLessThanOrEqual(20);
-    expect(slots).toBeGreaterThanOrEqual(12);
-    expect(slots).toBeLessThanOrEqual(15);
+    expect(slots).toBeGreaterThanOrEqual(18);
+    expect(slots).toBeLessThanOrEqual(22);
   });
 
   it('follows a moving average of answer times', () => {
