@@ -117,9 +117,8 @@ async function addRows(
     data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
     opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row) },
   });
+  if (rows.length === 0) return;
   // the first row alone, then the rest BULK at a time
-  for (let from = 0, to = 1; from < rows.length; from = to, to = Math.min(rows.length, to + BULK)) {
-    const start = from;
-    await queue.addBulk(rows.slice(start, to).map((r, j) => job(r, start + j)));
-  }
+  await queue.addBulk([job(rows[0]!, 0)]);
+  for (let i = 1; i < rows.length; i += BULK) await queue.addBulk(rows.slice(i, i + BULK).map((r, j) => job(r, i + j)));
 }

@@ -1,6 +1,7 @@
 /** Many sellers' uploads enqueued in-process (as `upload` would), for tests at a scale the CLI would take minutes for. */
+import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
-import { parseSheetBytes } from '../../src/excel/load-sheet.js';
+import { parseSheetBytes, type LoadedSheet } from '../../src/excel/load-sheet.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
 import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
@@ -21,4 +22,13 @@ export async function uploadMany(env: NodeJS.ProcessEnv, prefix: string, sellers
     redis.disconnect();
     connection.disconnect();
   }
+}
+
+/** A loaded sheet of `count` valid sample products for `seller` (rows 2..), without parsing a file. */
+export function loadedSheetOf(seller: string, count: number): LoadedSheet {
+  return {
+    rows: count, errors: [], warnings: [], raw: [], columns: [], extraColumns: [], file: `${seller}.xlsx`,
+    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
+    sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
+  };
 }

@@ -5,31 +5,21 @@
  * place in the fair round.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../../src/config.js';
 import { QUEUE_NAME, namespaceOf, uploadIndexKey, uploadKeys } from '../../src/keys.js';
-import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { createRedis, type RedisClient } from '../../src/redis.js';
 import { PRIORITY, QueueSet, type RegistrationJob } from '../../src/queue.js';
 import { queuesKey } from '../../src/queue-shards.js';
-import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { ROUND } from '../../src/upload/fair-share.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { loadedSheetOf } from '../helpers/uploads.js';
 
 let server: TestRedis;
 let config: Config;
 let redis: RedisClient;
 let queue: Queue<RegistrationJob>;
-
-function sheetOf(seller: string, count: number): LoadedSheet {
-  return {
-    rows: count, errors: [], warnings: [], raw: [], columns: [], extraColumns: [], file: `${seller}.xlsx`,
-    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
-    sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
-  };
-}
 
 beforeAll(async () => {
   server = await startRedis();
@@ -48,7 +38,7 @@ describe('enqueueUpload', () => {
   it('adds the first row on its own, then the rest in bulk, each row once at its place in the round', async () => {
     const addBulk = vi.spyOn(queue, 'addBulk');
     const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    const result = await enqueueUpload(deps, 'E1', sheetOf('E1', 600));
+    const result = await enqueueUpload(deps, 'E1', loadedSheetOf('E1', 600));
     expect(result).toMatchObject({ enqueued: 600, alreadyUploaded: false, queuePrefix: '{enq}' });
     expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 250, 250, 99]);
     expect(addBulk.mock.calls[0]![0][0]!.data.row).toBe(2);
@@ -76,14 +66,14 @@ describe('enqueueUpload', () => {
     const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
     await queue.obliterate({ force: true });
     const sellers = Array.from({ length: 40 }, (_, i) => `M${i}`);
-    const results = await Promise.all(sellers.map((s) => enqueueUpload(deps, s, sheetOf(s, 30))));
+    const results = await Promise.all(sellers.map((s) => enqueueUpload(deps, s, loadedSheetOf(s, 30))));
     expect(results.every((r) => r.enqueued === 30)).toBe(true);
     const jobs = await queue.getJobs(['prioritized']);
     expect(jobs).toHaveLength(40 * 30);
     // nothing was waiting when they came: each seller's first row is a newcomer's of the first round
     const firsts = jobs.filter((j) => j.data.row === 2).map((j) => j.priority);
     expect(new Set(firsts)).toEqual(new Set([PRIORITY.NEW_ROW]));
-    const again = await enqueueUpload(deps, 'M0', sheetOf('M0', 30));
+    const again = await enqueueUpload(deps, 'M0', loadedSheetOf('M0', 30));
     expect(again).toMatchObject({ enqueued: 0, alreadyUploaded: true });
     expect(await queue.getPrioritizedCount()).toBe(40 * 30);
   });

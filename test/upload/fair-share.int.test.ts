@@ -5,29 +5,19 @@
  * the limit); a 3-row seller arrives while it is busy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { loadConfig } from '../../src/config.js';
 import { QUEUE_NAME } from '../../src/keys.js';
-import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { createRedis } from '../../src/redis.js';
 import { QueueSet, type RegistrationJob } from '../../src/queue.js';
-import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { readStatus } from '../../src/progress/status.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
+import { loadedSheetOf } from '../helpers/uploads.js';
 
 let stage: Stage;
 const SELLERS = Array.from({ length: 12 }, (_, i) => `F${i}`);
 const ROWS = 20;
-
-function sheetOf(seller: string, count: number): LoadedSheet {
-  return {
-    rows: count, errors: [], warnings: [], raw: [], columns: [], extraColumns: [], file: `${seller}.xlsx`,
-    valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
-    sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
-  };
-}
 
 beforeAll(async () => {
   stage = await startStage(
@@ -47,7 +37,7 @@ describe('fair share of a saturated pool', () => {
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection: { url: stage.redis.url } as never, prefix: config.queuePrefix });
     const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
     try {
-      for (const s of SELLERS) await enqueueUpload(deps, s, sheetOf(s, ROWS));
+      for (const s of SELLERS) await enqueueUpload(deps, s, loadedSheetOf(s, ROWS));
       const pool = stage.pool(2);
       await pool.waitFor(/worker process ready/);
       // let the pool get well into the backlog, then a small seller arrives
@@ -62,7 +52,7 @@ describe('fair share of a saturated pool', () => {
       expect(waiting.length).toBeGreaterThan(0);
       expect(waiting.every((s) => s.pace === 'pool')).toBe(true);
       const lateAt = Date.now();
-      await enqueueUpload(deps, 'LATE', sheetOf('LATE', 3));
+      await enqueueUpload(deps, 'LATE', loadedSheetOf('LATE', 3));
 
       const total = SELLERS.length * ROWS + 3;
       for (;;) {
