@@ -70,8 +70,8 @@ class BySellerLimiter implements PermitLimiter {
     return l;
   }
   /** Only after a row of the default's: a bare or comparison run pays nothing for it. */
-  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number) {
-    return this.pick(finished.sellerId) === this.slidingWindow ? this.slidingWindow.permitNext(queue, token, nonce, finished, together) : undefined;
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number, expectedAt?: number) {
+    return this.pick(finished.sellerId) === this.slidingWindow ? this.slidingWindow.permitNext(queue, token, nonce, finished, together, expectedAt) : undefined;
   }
   acquire(sellerId: string, member: string, sendId: string, home?: string) { return this.pick(sellerId).acquire(sellerId, member, sendId, home); }
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }

@@ -15,7 +15,8 @@
  *
  * For working on one part: BENCH_ONLY (limiters), BENCH_SCENARIOS, BENCH_ROUNDS
  * (default-limiter runs in many-sellers, 2), BENCH_CONCURRENCY and
- * BENCH_CAPACITY_PEERS (capacity), and BENCH_DEBUG (window timings, Redis detail).
+ * BENCH_CAPACITY_PEERS (capacity), BENCH_DEBUG (window timings, Redis detail), and
+ * BENCH_POOL_LOG (the pool's LOG_LEVEL; default error).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -240,7 +240,7 @@ export class Bench {
       RATE_LIMIT_GUARD_MS: String(RULE.guardMs),
       QUEUE_PREFIX: `{bench-${kind}}`,
       BENCH_LIMITER: kind,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: process.env.BENCH_POOL_LOG ?? 'error',
       LOG_PRETTY: '0',
       SHUTDOWN_TIMEOUT_MS: '10000',
       ...this.poolEnv,

@@ -30,6 +30,8 @@
           (default 1): how deep in the active list the job may lie
   ARGV[15] 1: only a job whose seller is pinned to this queue's shard gets a permit
           here (Redis Cluster); else any
+  ARGV[16] where in the active list the job should lie (0: the head; default 0),
+          below ARGV[14]
 
   Returns {} when no job that deep in the active list is locked with this token
   (BullMQ fetched none, or another worker's came in between), is the finished one, or
@@ -46,13 +48,20 @@ local jobPrefix, token, ns, nonce, sellerPrefix = ARGV[1], ARGV[2], ARGV[3], ARG
 local function lockedHere(id)
   return id and id ~= ARGV[12] and redis.call('GET', jobPrefix .. id .. ':lock') == token
 end
-local jobId = redis.call('LINDEX', KEYS[1], 0)
+-- The worker says where its job should lie (ARGV[16]): the completions went in the order of
+-- their asks, so the k-th from last ask's job lies k - 1 behind the head when each completion
+-- fetched a job. It is looked at first: scanning from the head read 7.5 job locks per row in
+-- the bench's capacity scenario, this reads 2.4 (in one run each). A completion that fetched
+-- nothing (the queue running dry at a run's end), or another's write read in between, moves
+-- it; then the rest are looked at.
+local depth = math.min(tonumber(ARGV[14] or '1'), 64)
+local expected = math.min(tonumber(ARGV[16] or '0'), depth - 1)
+local jobId = redis.call('LINDEX', KEYS[1], expected)
 if not lockedHere(jobId) then
   jobId = nil
-  local depth = math.min(tonumber(ARGV[14] or '1'), 64)
   if depth > 1 then
-    for _, id in ipairs(redis.call('LRANGE', KEYS[1], 1, depth - 1)) do
-      if lockedHere(id) then jobId = id break end
+    for i, id in ipairs(redis.call('LRANGE', KEYS[1], 0, depth - 1)) do
+      if i - 1 ~= expected and lockedHere(id) then jobId = id break end
     end
   end
   if not jobId then return {} end

@@ -23,7 +23,7 @@ export interface LuaCommands {
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
-    finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1,
+    finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1, expectedAt: number,
   ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string, string]>;
   /** lua/complete-send.lua */
   completeSend(
@@ -116,11 +116,12 @@ export function redisOptions(purpose: ConnectionPurpose): RedisOptions {
  * count's script does (docs/how-it-works.md, "The limiter"). `last`, if given,
  * issues commands that must follow all of them (the next row's permit after
  * BullMQ's completion of this one); it is told how many `last`s this write
- * carries (a permit asked ahead then knows how many fetches went before it).
+ * carries and its own place among them, in the order they were asked for (a
+ * permit asked ahead then knows how many fetches went before and after its own).
  * On a cluster every master's connection is held: the commands for one slot
  * still leave in their order, each node's in one write.
  */
-export function writeTogether(client: Redis | Cluster, last?: (together: number) => void): void {
+export function writeTogether(client: Redis | Cluster, last?: (together: number, position: number) => void): void {
   const holder: object | undefined = client instanceof Redis ? client.stream : client;
   if (!holder) return;
   const pending = lastCommands.get(holder);
@@ -137,13 +138,13 @@ export function writeTogether(client: Redis | Cluster, last?: (together: number)
   setImmediate(() => {
     lastCommands.delete(holder);
     // issued now, after every command of this turn: they join the same write
-    for (const issue of lasts) issue(lasts.length);
+    lasts.forEach((issue, position) => issue(lasts.length, position));
     for (const socket of sockets) socket.uncork();
   });
 }
 
 /** Per corked socket (or cluster): what writeTogether's callers asked to issue last. */
-const lastCommands = new WeakMap<object, Array<(together: number) => void>>();
+const lastCommands = new WeakMap<object, Array<(together: number, position: number) => void>>();
 
 const lastErrors = new WeakMap<object, Error>();
 

@@ -127,8 +127,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const nonce = () => `${noncePrefix}${(sends++).toString(36)}`;
 
   /** Issued last in the write that finishes a row: the permit for the row BullMQ fetches with it. */
-  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow, together: number): void {
-    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished, together)
+  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow, together: number, position: number): void {
+    // the completions went in the order of their asks, each pushing the job it fetched to the
+    // head of the active list: this one's job lies behind those fetched after it
+    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished, together, together - 1 - position)
       .catch((err: Error) => {
         log.debug({ err }, 'no permit ahead: the row will ask for its own');
         return undefined;
@@ -384,7 +386,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // and behind them the permit for the row BullMQ fetches with that completion
     const queue = deps.permitAheadFor?.(job);
     const countAhead = typeof deps.countAhead === 'function' ? deps.countAhead(job) : deps.countAhead === true;
-    if (countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together) => askAhead(queue, token, { jobId: job.id!, sellerId }, together) : undefined);
+    if (countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together, position) => askAhead(queue, token, { jobId: job.id!, sellerId }, together, position) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);

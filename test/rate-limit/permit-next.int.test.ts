@@ -63,7 +63,7 @@ describe('permit-next.lua', () => {
   });
 
   it('finds each job when several completions and their asks went in one write, and looks no deeper than the asks', async () => {
-    await onQueue('{pn3}', 10, async ({ queue, worker, limiter, keys }) => {
+    await onQueue('{pn3}', 10, async ({ queue, worker, limiter, redis, keys }) => {
       for (const row of [1, 2, 3, 4, 5, 6]) await queue.add('r', { sellerId: 'D1', uploadId: 'd', row, product: {} }, { jobId: `d-${row}`, priority: row });
       const [a, b, c] = ['worker-a:1', 'worker-a:2', 'worker-a:3'];
       const jobA = (await worker.getNextJob(a))!;
@@ -72,13 +72,23 @@ describe('permit-next.lua', () => {
       // three slots finish in one turn: their completions fetch d-4, d-5, d-6 (each pushed to the
       // head of the active list), and the asks follow them all, in the same order
       for (const [job, token] of [[jobA, a], [jobB, b], [jobC, c]] as const) await job.moveToCompleted('ok', token, true);
-      const ask = (token: string, finished: string, nonce: string, together: number) =>
-        limiter.permitNext(keys, token, nonce, { jobId: finished, sellerId: 'D1' }, together);
-      expect(await ask(a, jobA.id!, 'a', 3)).toMatchObject({ jobId: 'd-4', permit: { granted: true } });
-      expect(await ask(b, jobB.id!, 'b', 3)).toMatchObject({ jobId: 'd-5', permit: { granted: true } });
-      expect(await ask(c, jobC.id!, 'c', 3)).toMatchObject({ jobId: 'd-6', permit: { granted: true } });
+      const ask = (token: string, finished: string, nonce: string, together: number, expectedAt?: number) =>
+        limiter.permitNext(keys, token, nonce, { jobId: finished, sellerId: 'D1' }, together, expectedAt);
+      // each told where its job lies (the first ask's behind the two fetched after it): one lock read each
+      const locks = () => commandCalls(redis, 'get');
+      let before = await locks();
+      expect(await ask(a, jobA.id!, 'a', 3, 2)).toMatchObject({ jobId: 'd-4', permit: { granted: true } });
+      expect(await ask(b, jobB.id!, 'b', 3, 1)).toMatchObject({ jobId: 'd-5', permit: { granted: true } });
+      expect(await ask(c, jobC.id!, 'c', 3, 0)).toMatchObject({ jobId: 'd-6', permit: { granted: true } });
+      expect(await locks()).toBe(before + 3);
+      // told wrongly (a completion that fetched nothing moves the rest), the ask looks at the others too
+      before = await locks();
+      expect(await ask(a, jobA.id!, 'a1', 3, 0)).toMatchObject({ jobId: 'd-4', permit: { granted: true } });
+      expect(await locks()).toBe(before + 3);
       // told it went alone, the first ask looks only at the head (d-6, not its job): none
       expect(await ask(a, jobA.id!, 'a2', 1)).toBeUndefined();
+      // and no deeper than the asks of its write, whatever it is told
+      expect(await ask(a, jobA.id!, 'a3', 2, 5)).toBeUndefined();
     });
   });
 
