@@ -123,8 +123,13 @@ export class MockRegistrationApi {
   private readonly byKey = new Map<string, StoredResult>();
   private readonly bySku = new Map<string, string>();
   private readonly times = new Map<string, number[]>();
-  /** when each registration's 201 answer was written (its arrival time plus the latency) */
+  /**
+   * When each registration's answer was written (its arrival time plus the latency): its 201,
+   * or, when the caller had hung up before that (its timeout), the first replay's 200
+   */
   private readonly answered = new Map<string, number[]>();
+  /** registrations (by seller and key) whose answer no caller has received yet */
+  private readonly unanswered = new Set<string>();
   private readonly sockets = new Set<import('node:net').Socket>();
   /** While true, every registration answers 503 (setOutage); the arrival times of those calls. */
   private down = false;
@@ -194,6 +199,7 @@ export class MockRegistrationApi {
     this.bySku.clear();
     this.times.clear();
     this.answered.clear();
+    this.unanswered.clear();
   }
 
   private rule(seller: string) {
@@ -296,7 +302,7 @@ export class MockRegistrationApi {
     if (previous) {
       if (previous.status === 201) {
         stats.replays++;
-        return this.send(res, 200, previous.body);
+        return this.send(res, 200, previous.body, {}, this.unanswered.has(storeKey) ? () => this.noteAnswered(seller, storeKey) : undefined);
       }
       return this.send(res, previous.status, previous.body);
     }
@@ -352,6 +358,7 @@ export class MockRegistrationApi {
       }
     }
     this.byKey.set(storeKey, result);
+    if (result.status === 201) this.unanswered.add(storeKey);
 
     if (result.status === 201 && this.opts.dropRate && this.random() < this.opts.dropRate) {
       stats.failures++;
@@ -362,11 +369,13 @@ export class MockRegistrationApi {
       stats.failures++;
       return;
     }
-    const registered = result.status === 201 ? () => {
-      const a = this.answered.get(seller) ?? [];
-      a.push(this.now());
-      this.answered.set(seller, a);
-    } : undefined;
-    this.send(res, result.status, result.body, {}, registered);
+    this.send(res, result.status, result.body, {}, result.status === 201 ? () => this.noteAnswered(seller, storeKey) : undefined);
+  }
+
+  private noteAnswered(seller: string, storeKey: string): void {
+    if (!this.unanswered.delete(storeKey)) return;
+    const a = this.answered.get(seller) ?? [];
+    a.push(this.now());
+    this.answered.set(seller, a);
   }
 }

@@ -53,4 +53,30 @@ describe('the mock API', () => {
       await far.close();
     }
   });
+
+  it('counts a registration whose caller hung up before its 201 as answered when a replay of it is answered, once', async () => {
+    const abort = new AbortController();
+    const first = fetch(`${base}/sellers/S3/products`, {
+      method: 'POST', signal: abort.signal,
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'h1' },
+      body: JSON.stringify({ sku: 'SKU-H', name: 'Mug', price: 1000, stock: 3, category: 'kitchen' }),
+    }).catch(() => undefined);
+    // registered on arrival, then the caller gives up (its timeout) before the 201 is written
+    await new Promise((r) => setTimeout(r, LATENCY_MS / 2));
+    abort.abort();
+    await first;
+    await new Promise((r) => setTimeout(r, LATENCY_MS));
+    expect(api.sellerStats('S3')!.registered).toBe(1);
+    expect(api.sellerStats('S3')!.answered).toHaveLength(0);
+    const replay = (key: string) => fetch(`${base}/sellers/S3/products`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body: JSON.stringify({ sku: 'SKU-H', name: 'Mug', price: 1000, stock: 3, category: 'kitchen' }),
+    });
+    expect((await replay('h1')).status).toBe(200);
+    expect((await replay('h1')).status).toBe(200);
+    const s = api.sellerStats('S3')!;
+    expect(s.replays).toBe(2);
+    expect(s.answered).toHaveLength(1);
+  });
 });
