@@ -101,6 +101,29 @@ describe('sliding-window.lua against a real Redis', () => {
     }
   });
 
+  it('checks the TTLs at an answer only when it came 0.9 s or more after its send, and then keeps both a span', async () => {
+    const windowMs = 400, span = windowMs;
+    const { limiter, redis } = limiterOn(server.port, { limit: 10, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl3}' });
+    const k = limiter.keys('T7');
+    const pttls = () => commandCalls(redis, 'pttl');
+    const answerAfter = async (row: number, ms: number) => {
+      const asked = Date.now();
+      expect((await limiter.acquire('T7', `u:${row}`, `u:${row}#x`)).granted).toBe(true);
+      await new Promise((r) => setTimeout(r, ms));
+      const before = await pttls();
+      await limiter.complete({ sellerId: 'T7', uploadId: 'u', row, member: `u:${row}`, sendId: `u:${row}#x` }, undefined, 60);
+      return { reads: (await pttls()) - before, tookMs: Date.now() - asked };
+    };
+    // 0.65 s: the grant's TTLs (the entry's place + W + G + 1 s) still cover it, nothing is read
+    // (unless this host stalled the answer past 0.9 s)
+    const soon = await answerAfter(1, 650);
+    if (soon.tookMs < 880) expect(soon.reads).toBe(0);
+    // 1.2 s (a stalled worker): both are read, and raised to outlive the moved entries by a span
+    expect((await answerAfter(2, 1200)).reads).toBe(2);
+    expect(await redis.pttl(k.sent)).toBeGreaterThanOrEqual(span);
+    expect(await redis.pttl(k.plan)).toBeGreaterThanOrEqual(span);
+  });
+
   it('gives `plan` its TTL when a grant or a wait creates it anew while `sent` still has one', async () => {
     const windowMs = 200, span = windowMs;
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl2}' });
