@@ -58,19 +58,18 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       redisScheduling = policy;
       idle = await idleCommandsPerSec(ctx);
       say(`  idle pool: ${idle} Redis commands/s`);
-      // warm the fresh processes on both paths before measuring; the measured runs follow
+      // warm the fresh processes on each measured path before measuring; the measured runs follow
       // without a pause, each right after another run, as a busy pool's rows do (with the idle
       // reading between the warm-up and the sequence, the first bare run cost Redis a fifth less
       // per row than the bare runs that came right after another run)
-      const rlf = { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` };
-      const ours = { limiter: 'sliding-window', kind: 'sliding-window' };
-      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'warm', sellers: 25 });
-      await capacityRun(bench, api, ctx, { limiter: 'sliding-window', sellerKind: 'sliding-window', tag: 'warm', sellers: 25 });
-      if (!PEERS || PEERS.includes('rate-limiter-flexible')) {
-        await capacityRun(bench, api, ctx, { limiter: 'rate-limiter-flexible', sellerKind: 'rate-limiter-flexible', tag: 'warm', sellers: 25 });
-      }
-      const sequence: Array<{ limiter: CapacityLimiter; kind: string; library?: string }> = [
-        { limiter: 'bare', kind: 'none' },
+      type Entry = { limiter: CapacityLimiter; kind: string; library?: string };
+      const wanted = (s: Entry) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter);
+      const bare: Entry = { limiter: 'bare', kind: 'none' };
+      const ours: Entry = { limiter: 'sliding-window', kind: 'sliding-window' };
+      const rlf: Entry = { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` };
+      for (const s of [bare, ours, rlf].filter(wanted)) await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: 'warm', sellers: 25 });
+      const sequence = ([
+        bare,
         // the default and rate-limiter-flexible (the peer closest to it: one run each read 280 ms
         // apart in first registration, a gap runs of the same limiter span on this machine) in
         // pairs, the second pair the other way round (ABBA): the pool gets cheaper per row from
@@ -79,12 +78,12 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         // limiter that ran first in a pair cost the workers 1.25-1.35x the other's CPU per row,
         // whichever it was. A bare run after every second pair and at the end.
         ...Array.from({ length: CAPACITY_REPEATS }, (_, i) => [
-          ...(i % 2 === 0 ? [ours, rlf] : [rlf, ours]), ...(i % 2 === 1 || i === CAPACITY_REPEATS - 1 ? [{ limiter: 'bare', kind: 'none' }] : []),
+          ...(i % 2 === 0 ? [ours, rlf] : [rlf, ours]), ...(i % 2 === 1 || i === CAPACITY_REPEATS - 1 ? [bare] : []),
         ]).flat(),
         { limiter: 'bottleneck', kind: 'bottleneck', library: `bottleneck@${versionOf('bottleneck')}` },
         { limiter: 'naive', kind: 'naive' },
         { limiter: 'token-bucket', kind: 'token-bucket' },
-      ].filter((s) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter)) as never;
+      ] satisfies Entry[]).filter(wanted);
       for (const [i, s] of sequence.entries()) {
         const peer = s.limiter !== 'bare' && s.limiter !== 'sliding-window';
         const run = await capacityRun(bench, api, ctx, {

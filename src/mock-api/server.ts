@@ -302,7 +302,7 @@ export class MockRegistrationApi {
     if (previous) {
       if (previous.status === 201) {
         stats.replays++;
-        return this.send(res, 200, previous.body, {}, this.unanswered.has(storeKey) ? () => this.noteAnswered(seller, storeKey) : undefined);
+        return this.send(res, 200, previous.body, {}, () => this.noteAnswered(seller, storeKey));
       }
       return this.send(res, previous.status, previous.body);
     }
