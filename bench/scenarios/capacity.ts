@@ -12,6 +12,7 @@
  * so is each worker's peak RSS (/proc/<pid>/clear_refs).
  */
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet, jobIdFor, jobOptions } from '../../src/queue.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
@@ -123,6 +124,9 @@ export async function capacityRun(
     await ctx.redis.slowlog('RESET');
   }
   const cpu0 = { redis: cpuMs(bench.redisPids), workers: cpuMs(ctx.pids()) };
+  // the bench's own event loop, which serves the mock API: how late its timers fire
+  const loopDelay = process.env.BENCH_DEBUG ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
+  loopDelay?.enable();
   const started = Date.now();
   const uploads = Promise.all(sellers.map((s) => upload(s, CAPACITY.rows)));
   await sleep(CAPACITY.smallAfterMs);
@@ -199,6 +203,9 @@ export async function capacityRun(
     const ahead = [...sellers, small].reduce((n, s) => n + bench.count('permitAhead', s), 0);
     process.stdout.write(`    slots every 100 ms: ${series.join(' ')}\n`);
     process.stdout.write(`    permits ${asks}, asked ahead ${ahead} (${(ahead / Math.max(1, asks)).toFixed(3)})\n`);
+    loopDelay!.disable();
+    const ms = (ns: number) => (ns / 1e6).toFixed(0);
+    process.stdout.write(`    the bench's event loop (the mock API's): delay p50/p99/max ${ms(loopDelay!.percentile(50))}/${ms(loopDelay!.percentile(99))}/${ms(loopDelay!.max)} ms\n`);
     process.stdout.write(`    upload -> enqueued p50/p99 ${percentile(enq, 50)}/${percentile(enq, 99)} ms, -> first arrival at the API p50/p99 ${percentile(sent, 50)}/${percentile(sent, 99)} ms\n`);
   }
   return {
