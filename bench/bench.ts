@@ -244,8 +244,9 @@ ${ours?.fixedBare ? `- Bare BullMQ on a pool of its own at a fixed ${ours.fixedB
   much less and late ones about 1.
 - "Redis µs/row in commands" is INFO commandstats usec: time inside commands, with a script's inner commands
   counted again. It is wall time: on this 2-core machine, shared with ${PROCESSES} worker processes, a script preempted
-  halfway would count its wait too, so Redis runs under **${redisScheduling ?? 'the default policy'}** while this scenario
-  measures (bench/harness.ts, withRealtimeRedis), as on a host of its own; every limiter and bare BullMQ alike.
+  halfway would count its wait too, so while this scenario measures (bench/harness.ts, withRealtimeRedis) Redis runs
+  under **${redisScheduling ?? 'the default policy'}**: each as on a host of its own (the mock API's timers
+  fired up to half a second late at the default nice), for every limiter and bare BullMQ alike.
   "Redis CPU" is the redis-server process's user + system time (/proc), which includes the socket work.
 `}
 ${cluster.length === 0 ? '' : `
