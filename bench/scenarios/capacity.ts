@@ -11,14 +11,19 @@
  * to its own run: Redis's command statistics are reset before each run, and
  * so is each worker's peak RSS (/proc/<pid>/clear_refs).
  */
+import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MockRegistrationApi } from '../../src/mock-api/server.js';
-import { QueueSet, jobIdFor, jobOptions } from '../../src/queue.js';
-import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
-import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { QueueSet } from '../../src/queue.js';
+import { shardPrefixes } from '../../src/queue-shards.js';
+import type { ProducerPlan, ProducerTimes } from '../producer-child.js';
 import { SHARDS, queuesOn } from './many-sellers.js';
-import { Bench, RULE, cpuMs, round, say, sheetOf, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
+import { Bench, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
+
+const PRODUCER_ENTRY = fileURLToPath(new URL('../producer-child.js', import.meta.url));
 
 /** How long a stopped run's rows in flight may take to finish before the next run starts (ms). */
 const ACTIVE_WAIT_MS = 30_000;
@@ -65,6 +70,25 @@ function resetPeakRss(pids: number[]): void {
   }
 }
 
+/** A capacity run's producer, forked, its sheets built and its connection up: `go` starts its uploads. */
+async function startProducer(plan: ProducerPlan): Promise<{ go: () => Promise<ProducerTimes> }> {
+  const child = fork(PRODUCER_ENTRY, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  if (process.env.BENCH_PRODUCER_NICE) setPriority(child.pid!, Number(process.env.BENCH_PRODUCER_NICE));
+  const failed = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench: the producer exited with ${code}`))));
+  failed.catch(() => undefined);
+  const next = <T>() => Promise.race([new Promise<T>((r) => child.once('message', (m) => r(m as T))), failed]);
+  const ready = next<{ ready: true }>();
+  child.send(plan);
+  await ready;
+  return {
+    go: () => {
+      const times = next<ProducerTimes>();
+      child.send('go');
+      return times;
+    },
+  };
+}
+
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
@@ -89,35 +113,15 @@ export async function capacityRun(
   const count = opts.sellers ?? CAPACITY.sellers;
   const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
   const small = `${opts.sellerKind}--${opts.tag}small`;
-  const bare = opts.limiter === 'bare';
-  // with BENCH_QUEUE_SHARDS, the sellers (bare BullMQ's too) spread over that many queue shards (the pool serves them all)
-  const queues = SHARDS > 1 ? queuesOn(ctx, shardPrefixes(ctx.config.queuePrefix, SHARDS)) : QueueSet.of(ctx.queue);
-  const deps = { redis: ctx.redis, queues, config: ctx.config, now: Date.now };
-  const options = jobOptions(ctx.config);
   // a seller's upload starts when it is submitted: the figures below include the
   // producer's own time (with 200 uploads at once, an upload's enqueue can finish
-  // after its first rows were already registered)
-  const uploadedAt = new Map<string, number>();
-  const enqueuedAt = new Map<string, number>();
-  // the sheets as the producer gets them, parsed: built before the clock starts (200 built
-  // inside the run held the bench's event loop, and with it the mock API's answers, for
-  // up to half a second)
-  const sheets = new Map([...sellers.map((s) => [s, sheetOf(s, CAPACITY.rows)] as const), [small, sheetOf(small, CAPACITY.smallRows)] as const]);
-  const upload = async (seller: string) => {
-    uploadedAt.set(seller, Date.now());
-    const sheet = sheets.get(seller)!;
-    if (bare) {
-      // bare BullMQ: the same jobs, added first-come, with nothing of ours around them
-      const uploadId = sheet.sha256.slice(0, 24);
-      await queues.get(shardOf(seller, queues.prefixes)).addBulk(sheet.valid.map(({ row, product }) => ({
-        name: 'register', data: { sellerId: seller, uploadId, row, product },
-        opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
-      })));
-    } else {
-      await enqueueUpload(deps, seller, sheet);
-    }
-    enqueuedAt.set(seller, Date.now());
-  };
+  // after its first rows were already registered). The producer runs in a process of
+  // its own, as `bulk-register upload` and the console do (bench/producer-child.ts)
+  const producer = await startProducer({
+    config: ctx.config, shards: SHARDS, bare: opts.limiter === 'bare',
+    uploads: [...sellers.map((seller) => ({ seller, rows: CAPACITY.rows, afterMs: 0 })), { seller: small, rows: CAPACITY.smallRows, afterMs: CAPACITY.smallAfterMs }],
+  });
+  const queues = SHARDS > 1 ? queuesOn(ctx, shardPrefixes(ctx.config.queuePrefix, SHARDS)) : QueueSet.of(ctx.queue);
 
   resetPeakRss(ctx.pids());
   await ctx.redis.config('RESETSTAT');
@@ -131,11 +135,12 @@ export async function capacityRun(
   // the bench's own event loop, which serves the mock API: how late its timers fire
   const loopDelay = process.env.BENCH_DEBUG ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
   loopDelay?.enable();
+  // and when it stalled for 150 ms or more (ms into the run, how long)
+  const stalls: string[] = [];
+  let tick = Date.now();
+  const stallTimer = loopDelay ? setInterval(() => { const t = Date.now(); if (t - tick >= 150) stalls.push(`${tick - started}+${t - tick}`); tick = t; }, 10) : undefined;
   const started = Date.now();
-  const uploads = Promise.all(sellers.map((s) => upload(s)));
-  await sleep(CAPACITY.smallAfterMs);
-  await upload(small);
-  await uploads;
+  const produced = producer.go();
 
   const total = count * CAPACITY.rows + CAPACITY.smallRows;
   const deadline = started + (opts.timeLimitMs ?? 150_000);
@@ -150,6 +155,7 @@ export async function capacityRun(
   const concurrency = Math.max(0, ...series);
   const complete = registered() >= total;
   const end = Date.now();
+  const { uploadedAt, enqueuedAt } = await produced;
   const stats = await redisStats(ctx);
   const cpu = { redis: cpuMs(bench.redisPids) - cpu0.redis, workers: cpuMs(ctx.pids()) - cpu0.workers };
   if (net0) {
@@ -193,23 +199,25 @@ export async function capacityRun(
   // upload -> first registration; a seller with none yet counts the whole run (a lower bound)
   const firsts = sellers.map((s) => {
     const t = api.sellerStats(s)?.answered ?? [];
-    return (t.length > 0 ? Math.min(...t) : end) - uploadedAt.get(s)!;
+    return (t.length > 0 ? Math.min(...t) : end) - uploadedAt[s]!;
   });
   const spans = sellers.map((s) => {
     const t = api.sellerStats(s)?.answered ?? [];
-    return (t.length === CAPACITY.rows ? Math.max(...t) : end) - uploadedAt.get(s)!;
+    return (t.length === CAPACITY.rows ? Math.max(...t) : end) - uploadedAt[s]!;
   });
   const smallTimes = api.sellerStats(small)?.answered ?? [];
   if (process.env.BENCH_DEBUG) {
-    const enq = sellers.map((s) => enqueuedAt.get(s)! - uploadedAt.get(s)!);
-    const sent = sellers.map((s) => Math.min(...(api.sellerStats(s)?.times ?? [end])) - uploadedAt.get(s)!);
+    const enq = sellers.map((s) => enqueuedAt[s]! - uploadedAt[s]!);
+    const sent = sellers.map((s) => Math.min(...(api.sellerStats(s)?.times ?? [end])) - uploadedAt[s]!);
     const asks = [...sellers, small].reduce((n, s) => n + bench.count('permit', s), 0);
     const ahead = [...sellers, small].reduce((n, s) => n + bench.count('permitAhead', s), 0);
     process.stdout.write(`    slots every 100 ms: ${series.join(' ')}\n`);
     process.stdout.write(`    permits ${asks}, asked ahead ${ahead} (${(ahead / Math.max(1, asks)).toFixed(3)})\n`);
     loopDelay!.disable();
+    clearInterval(stallTimer);
     const ms = (ns: number) => (ns / 1e6).toFixed(0);
-    process.stdout.write(`    the bench's event loop (the mock API's): delay p50/p99/max ${ms(loopDelay!.percentile(50))}/${ms(loopDelay!.percentile(99))}/${ms(loopDelay!.max)} ms\n`);
+    process.stdout.write(`    the bench's event loop (the mock API's): delay p50/p99/max ${ms(loopDelay!.percentile(50))}/${ms(loopDelay!.percentile(99))}/${ms(loopDelay!.max)} ms; stalls (ms into the run + ms) ${stalls.join(' ') || 'none'}\n`);
+    process.stdout.write(`    run (ms since the epoch, for a profile's samples) ${opts.limiter} ${opts.tag} ${started}-${end}\n`);
     process.stdout.write(`    upload -> enqueued p50/p99 ${percentile(enq, 50)}/${percentile(enq, 99)} ms, -> first arrival at the API p50/p99 ${percentile(sent, 50)}/${percentile(sent, 99)} ms\n`);
   }
   return {
@@ -223,7 +231,7 @@ export async function capacityRun(
       maxInWindow: Math.max(0, ...figures.map((f) => f?.maxArrivalsInWindow ?? 0)),
       rowsPerSec: round(rowsDone / ((last - started) / 1000), 1),
       firstRegistrationMs: { p50: Math.round(percentile(firsts, 50)), p99: Math.round(percentile(firsts, 99)), max: Math.round(Math.max(...firsts)) },
-      smallSellerMs: smallTimes.length === CAPACITY.smallRows ? Math.max(...smallTimes) - uploadedAt.get(small)! : null,
+      smallSellerMs: smallTimes.length === CAPACITY.smallRows ? Math.max(...smallTimes) - uploadedAt[small]! : null,
       redisCommandsPerRow: rowsDone > 0 ? round(stats.calls / rowsDone, 1) : null,
       redisUsecPerRow: rowsDone > 0 ? round(stats.usec / rowsDone, 1) : null,
       redisCpuUsPerRow: rowsDone > 0 ? round((cpu.redis * 1000) / rowsDone, 1) : null,
