@@ -105,7 +105,7 @@ export interface ScenarioResult {
    * default had in flight (÷ the processes, rounded up), as an acceptance run sizes
    * it: its rows/s, and the default's median rows/s ÷ it.
    */
-  fixedBare?: { perProcess: number; rowsPerSec: number; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
+  fixedBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
   repeats?: Array<{
     rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null;
     firstRegistrationP99Ms?: number; smallSellerMs?: number | null;

@@ -37,6 +37,8 @@ const PEER_TIME_MS = 20_000;
 /** Finished jobs BullMQ keeps in the capacity pool's queue (see the pool's env). */
 const CAPACITY_RETAINED_JOBS = 2000;
 /** Runs of the default limiter (BENCH_CAPACITY_REPEATS; default 3), each beside a bare run. */
+/** Measured runs of bare BullMQ at a fixed concurrency, after a full-size warm-up (BENCH_FIXED_RUNS; default 2). */
+const FIXED_RUNS = Math.max(1, Number(process.env.BENCH_FIXED_RUNS ?? 2) || 2);
 const CAPACITY_REPEATS = Math.max(1, Number(process.env.BENCH_CAPACITY_REPEATS ?? 3) || 3);
 
 export async function capacitySequence(redisUrl: string): Promise<{ results: ScenarioResult[]; idleCommandsPerSec: number; redisScheduling: string }> {
@@ -51,7 +53,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   };
   let idle = 0;
   let redisScheduling = '';
-  let fixed: { perProcess: number; run: CapacityRun } | undefined;
+  let fixed: { perProcess: number; runs: CapacityRun[] } | undefined;
   try {
     say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
     await bench.withPool('by-seller', (ctx) => withRealtimeRedis(bench.redisPids, async (policy) => {
@@ -105,10 +107,19 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-fixed'))) {
       const perProcess = Math.ceil(mostInFlight / PROCESSES);
       await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
+        // a fresh pool is slower per row than one that has carried tens of thousands of rows, as the
+        // main pool has by its measured runs (bare runs there: 640 -> 766 -> 917 rows/s over one
+        // sequence; one fixed run after a 25-seller warm-up carried 486): a full-size warm-up, then
+        // FIXED_RUNS measured runs, their mean rows/s the figure
         await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'fwarm', sellers: 25 });
-        fixed = { perProcess, run: await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'f-' }) };
+        await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'fwarm2-' });
         say(`  capacity bare at a fixed ${perProcess} jobs per process:`);
-        log(fixed.run);
+        const measured: CapacityRun[] = [];
+        for (let i = 0; i < FIXED_RUNS; i++) {
+          measured.push(await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: `f${i}-` }));
+          log(measured.at(-1)!);
+        }
+        fixed = { perProcess, runs: measured };
       }), { QUEUE_PREFIX: '{bench-capacity-fixed}', WORKER_CONCURRENCY: String(perProcess), JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS) });
     }
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
@@ -156,6 +167,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r),
     firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99, smallSellerMs: r.run.result.smallSellerMs ?? null,
   });
+  const fixedRate = fixed ? fixed.runs.reduce((n, r) => n + r.result.rowsPerSec!, 0) / fixed.runs.length : 0;
   const results = reported.map((entry) => ({
     ...entry.run.result,
     ...(entry.limiter === 'bare' ? { rowsPerSec: round(bareRate, 1), redisUsecPerRow: round(bareUsec, 1), redisCpuUsPerRow: round(bareCpu, 1), runs: bares.length } : {}),
@@ -164,9 +176,9 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
     ...(entry.limiter === 'sliding-window' && fixed ? {
       fixedBare: {
-        perProcess: fixed.perProcess, rowsPerSec: fixed.run.result.rowsPerSec!,
-        ratio: round(median(ours.map((r) => r.run.result.rowsPerSec!)) / fixed.run.result.rowsPerSec!),
-        rampTo90Ms: fixed.run.result.ramp?.to90Ms ?? null, workingSize: fixed.run.result.ramp?.workingSize,
+        perProcess: fixed.perProcess, rowsPerSec: round(fixedRate, 1), runs: fixed.runs.map((r) => r.result.rowsPerSec!),
+        ratio: round(median(ours.map((r) => r.run.result.rowsPerSec!)) / fixedRate),
+        rampTo90Ms: fixed.runs[0]!.result.ramp?.to90Ms ?? null, workingSize: fixed.runs[0]!.result.ramp?.workingSize,
       },
     } : {}),
   }));
