@@ -29,7 +29,11 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   -- answer times, and answer times vary), so the last rows of a window were found freeing later
   -- than 150 ms after their slot: in bench runs with 2-20 ms of path and of answer time,
   -- single-2000 took 2.18-2.81 limiter calls per row with 150 ms for both, 1.98-2.00 with 300.
-  local RECHECK_RESERVE_MS = math.min(300, math.floor(span / 4))
+  -- On a slower host the spread grows faster (one slot a process at such answers, 16 processes
+  -- to send each window of 50: its last windows spread over 500-800 ms), and 300 ms left
+  -- single-2000 at 2.02-2.45 calls per row; a quarter of W + G (525 ms there), at most 1 s,
+  -- gave 1.975 in every run (interleaved: 2.2 and 2.018 against 1.975 twice).
+  local RECHECK_RESERVE_MS = math.min(1000, math.floor(span / 4))
 
   -- the latest slot handed out (now when none is ahead)
   local newest = redis.call('ZREVRANGE', planKey, 0, 0, 'WITHSCORES')

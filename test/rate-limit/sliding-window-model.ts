@@ -77,7 +77,7 @@ export class SlidingWindowModel {
     this.hint = hint;
     this.now = now;
     const reserve = Math.min(150, Math.floor(this.span / 4));
-    const recheckReserve = Math.min(300, Math.floor(this.span / 4));
+    const recheckReserve = Math.min(1000, Math.floor(this.span / 4));
     const margin = this.planMargin;
     const grant = (at: number, slot: number, planned: boolean): ModelDecision => {
       at = Math.max(at, now);
