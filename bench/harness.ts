@@ -267,7 +267,7 @@ export class Bench {
     return { config: loadConfig(env), env };
   }
 
-  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}): Promise<T> {
+  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}, processes = PROCESSES): Promise<T> {
     const { config, env: given } = this.configFor(kind, extraEnv);
     // as `bulk-register workers` does: the processes take the checked settings (worker-config.ts)
     const env = { ...given, ...workerConfigEnv(config) };
@@ -275,10 +275,10 @@ export class Bench {
     let allReady: () => void = () => undefined;
     const readyP = new Promise<void>((r) => { allReady = r; });
     const pool = new WorkerPool({
-      processes: PROCESSES, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
+      processes, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
-        if (m.type === 'ready' && ++ready === PROCESSES) allReady();
+        if (m.type === 'ready' && ++ready === processes) allReady();
         if (m.type === 'events' && m.concurrency !== undefined) this.concurrency.set(slot, m.concurrency);
         if (m.type === 'events') for (const [event, seller, n] of m.counts) this.events.set(`${event}\t${seller}`, (this.events.get(`${event}\t${seller}`) ?? 0) + n);
       },

@@ -1,0 +1,92 @@
+/**
+ * What a row costs one worker process in CPU: the default limiter against bare
+ * BullMQ (the product's processor with no limiter and no counting), with nothing
+ * else competing for the CPU. One worker process at a fixed concurrency, the
+ * mock API answering in 1-3 ms, each run's rows queued while the queue is
+ * paused and then released at once. The pool's capacity runs are CPU-bound on a
+ * 2-core host, so this is the figure their rows/s follow, without their noise.
+ * `node dist/bench/row-cost.js` after a build; ROW_COST_ROUNDS (default 4)
+ * interleaved rounds, each limiter first in every other one; ROW_COST_KINDS
+ * (`none`, `sliding-window`) runs one of them alone, e.g. to profile its worker.
+ */
+import { freePort, startRedisServer } from '../src/dev/redis-server.js';
+import { MockRegistrationApi } from '../src/mock-api/server.js';
+import { jobIdFor, jobOptions } from '../src/queue.js';
+import { QueueSet } from '../src/queue.js';
+import { enqueueUpload } from '../src/upload/enqueue-upload.js';
+import { Bench, cpuMs, median, sheetOf, sleep, type Ctx } from './harness.js';
+
+const SELLERS = 100;
+const ROWS = 50;
+const ROUNDS = Math.max(1, Number(process.env.ROW_COST_ROUNDS ?? 4) || 4);
+const CONCURRENCY = 16;
+
+type Kind = 'none' | 'sliding-window';
+/** ROW_COST_KINDS: one of them alone (e.g. to profile its worker), comma-separated; default both. */
+const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-window']) as Kind[];
+
+async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<{ cpuUsPerRow: number; rowsPerSec: number }> {
+  const sellers = Array.from({ length: SELLERS }, (_, i) => `${kind}--${tag}${i}`);
+  const queues = QueueSet.of(ctx.queue);
+  const options = jobOptions(ctx.config);
+  await ctx.queue.pause();
+  for (const seller of sellers) {
+    const sheet = sheetOf(seller, ROWS);
+    if (kind === 'none') {
+      const uploadId = sheet.sha256.slice(0, 24);
+      await ctx.queue.addBulk(sheet.valid.map(({ row, product }) => ({
+        name: 'register', data: { sellerId: seller, uploadId, row, product },
+        opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
+      })));
+    } else {
+      await enqueueUpload({ redis: ctx.redis, queues, config: ctx.config, now: Date.now }, seller, sheet);
+    }
+  }
+  const total = SELLERS * ROWS;
+  const registered = () => sellers.reduce((n, s) => n + (bench.api.sellerStats(s)?.registered ?? 0), 0);
+  const cpu0 = cpuMs(ctx.pids());
+  const started = Date.now();
+  await ctx.queue.resume();
+  while (registered() < total) await sleep(5);
+  const wallMs = Date.now() - started;
+  const cpu = cpuMs(ctx.pids()) - cpu0;
+  // the last counts and completions
+  await sleep(300);
+  return { cpuUsPerRow: Math.round((cpu * 1000) / total), rowsPerSec: Math.round((total / wallMs) * 1000) };
+}
+
+async function main(): Promise<void> {
+  const server = await startRedisServer();
+  const api = new MockRegistrationApi({ limit: 100_000, windowMs: 1000, latencyMs: { min: 1, max: 3 } });
+  const port = await api.listen(await freePort());
+  const bench = new Bench(api, server.url, `http://127.0.0.1:${port}`, { WORKER_CONCURRENCY: String(CONCURRENCY) });
+  const figures: Record<Kind, Array<{ cpuUsPerRow: number; rowsPerSec: number }>> = { none: [], 'sliding-window': [] };
+  try {
+    await bench.withPool('by-seller', async (ctx) => {
+      // warm both paths first
+      for (const kind of KINDS) await run(bench, ctx, kind, 'warm');
+      for (let i = 0; i < ROUNDS; i++) {
+        const order: Kind[] = i % 2 === 0 ? KINDS : [...KINDS].reverse();
+        for (const kind of order) {
+          const f = await run(bench, ctx, kind, `r${i}-`);
+          figures[kind].push(f);
+          process.stdout.write(`round ${i + 1} ${kind.padEnd(14)} ${String(f.cpuUsPerRow).padStart(5)} µs CPU/row, ${f.rowsPerSec} rows/s\n`);
+        }
+      }
+    }, { QUEUE_PREFIX: '{row-cost}' }, 1);
+  } finally {
+    await api.close();
+    await server.stop();
+  }
+  const med = (k: Kind) => median(figures[k].map((f) => f.cpuUsPerRow));
+  if (KINDS.length < 2) return;
+  process.stdout.write(`median CPU per row: bare ${med('none')} µs, default limiter ${med('sliding-window')} µs (${(med('sliding-window') / med('none')).toFixed(3)}x)\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`row-cost failed: ${err.message}\n`);
+    process.exit(1);
+  },
+);
