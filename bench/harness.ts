@@ -97,6 +97,8 @@ export interface ScenarioResult {
    * 50 ms of the first RAMP_PLOT_MS.
    */
   ramp?: { workingSize: number; to90Ms: number | null; series: number[] };
+  /** The ramp of a run of its own whose backlog (every upload) was released at once from paused queues. */
+  releasedRamp?: { workingSize: number; to90Ms: number | null; series: number[] };
   /** How many runs the figures come from (bare: their mean; the default limiter: its median run). */
   runs?: number;
   /** The default limiter: each run's figures, in the order run. */

@@ -47,6 +47,8 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   const bench = new Bench(api, redisUrl, `http://127.0.0.1:${port}`, CONCURRENCY_ENV);
   const configured = bench.configFor('by-seller').config.workerConcurrency;
   const runs: Array<{ limiter: CapacityLimiter; run: CapacityRun }> = [];
+  /** The ramp of a run whose backlog was released at once from paused queues, by limiter. */
+  const released = new Map<CapacityLimiter, ScenarioResult['ramp']>();
   const log = (r: CapacityRun) => {
     const x = r.result;
     say(`  capacity ${x.limiter}: ${x.registered}/${x.rows} rows, ${x.rowsPerSec} rows/s, 429s ${x.tooMany}, first registration p50/p99/max ${x.firstRegistrationMs!.p50}/${x.firstRegistrationMs!.p99}/${x.firstRegistrationMs!.max} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisUsecPerRow} µs/row in commands, ${x.redisCpuUsPerRow} µs/row CPU, workers ${x.workerCpuUsPerRow} µs/row CPU, peak RSS ${x.peakRssMb} MB, in flight ${x.concurrency} (at the API: ${x.ramp?.workingSize} working, 90 % of it ${x.ramp?.to90Ms ?? '–'} ms after the first arrival)${x.complete ? '' : ' (stopped at the time limit)'}`);
@@ -64,7 +66,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       // without a pause, each right after another run, as a busy pool's rows do (with the idle
       // reading between the warm-up and the sequence, the first bare run cost Redis a fifth less
       // per row than the bare runs that came right after another run)
-      type Entry = { limiter: CapacityLimiter; kind: string; library?: string };
+      type Entry = { limiter: CapacityLimiter; kind: string; library?: string; release?: boolean };
       const wanted = (s: Entry) => !PEERS || s.limiter === 'bare' || s.limiter === 'sliding-window' || PEERS.includes(s.limiter);
       const bare: Entry = { limiter: 'bare', kind: 'none' };
       const ours: Entry = { limiter: 'sliding-window', kind: 'sliding-window' };
@@ -82,6 +84,8 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         ...Array.from({ length: CAPACITY_REPEATS }, (_, i) => [
           ...(i % 2 === 0 ? [ours, rlf] : [rlf, ours]), ...(i % 2 === 1 || i === CAPACITY_REPEATS - 1 ? [bare] : []),
         ]).flat(),
+        // the ramp: a backlog released at once, for bare BullMQ, the default and rate-limiter-flexible
+        ...[bare, ours, rlf].map((e) => ({ ...e, release: true })),
         { limiter: 'bottleneck', kind: 'bottleneck', library: `bottleneck@${versionOf('bottleneck')}` },
         { limiter: 'naive', kind: 'naive' },
         { limiter: 'token-bucket', kind: 'token-bucket' },
@@ -90,7 +94,13 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
         const peer = s.limiter !== 'bare' && s.limiter !== 'sliding-window';
         const run = await capacityRun(bench, api, ctx, {
           limiter: s.limiter, sellerKind: s.kind, tag: `c${i}-`, ...(s.library ? { library: s.library } : {}), ...(peer ? { timeLimitMs: PEER_TIME_MS } : {}),
+          ...(s.release ? { release: true } : {}),
         });
+        if (s.release) {
+          released.set(s.limiter, run.result.ramp);
+          say(`  capacity ${s.limiter}, its backlog released at once: ${run.result.ramp?.workingSize} requests inside the API at work, 90 % of them ${run.result.ramp?.to90Ms ?? '–'} ms after the first arrival`);
+          continue;
+        }
         runs.push({ limiter: s.limiter, run });
         log(run);
       }
@@ -174,6 +184,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     ...ratiosOf(entry),
     ...(repeated.includes(entry.limiter) && runsOf(entry.limiter).length > 1 ? medianOf(runsOf(entry.limiter).map(eachRun)) : {}),
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
+    ...(released.get(entry.limiter) ? { releasedRamp: released.get(entry.limiter) } : {}),
     ...(entry.limiter === 'sliding-window' && fixed ? {
       fixedBare: {
         perProcess: fixed.perProcess, rowsPerSec: round(fixedRate, 1), runs: fixed.runs.map((r) => r.result.rowsPerSec!),

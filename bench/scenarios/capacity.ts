@@ -108,7 +108,11 @@ export interface CapacityRun {
  */
 export async function capacityRun(
   bench: Bench, api: MockRegistrationApi, ctx: Ctx,
-  opts: { limiter: CapacityLimiter; sellerKind: string; tag: string; library?: string; timeLimitMs?: number; sellers?: number },
+  opts: {
+    limiter: CapacityLimiter; sellerKind: string; tag: string; library?: string; timeLimitMs?: number; sellers?: number;
+    /** The uploads go to paused queues, released at once when all are in: a backlog that appears at once (for the ramp). */
+    release?: boolean;
+  },
 ): Promise<CapacityRun> {
   const count = opts.sellers ?? CAPACITY.sellers;
   const sellers = Array.from({ length: count }, (_, i) => `${opts.sellerKind}--${opts.tag}${i}`);
@@ -139,8 +143,14 @@ export async function capacityRun(
   const stalls: string[] = [];
   let tick = Date.now();
   const stallTimer = loopDelay ? setInterval(() => { const t = Date.now(); if (t - tick >= 150) stalls.push(`${tick - started}+${t - tick}`); tick = t; }, 10) : undefined;
+  const queueList = queues.prefixes.map((prefix) => queues.get(prefix));
+  if (opts.release) await Promise.all(queueList.map((q) => q.pause()));
   const started = Date.now();
   const produced = producer.go();
+  if (opts.release) {
+    await produced;
+    await Promise.all(queueList.map((q) => q.resume()));
+  }
 
   const total = count * CAPACITY.rows + CAPACITY.smallRows;
   const deadline = started + (opts.timeLimitMs ?? 150_000);
