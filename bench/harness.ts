@@ -21,7 +21,7 @@ import type { MockRegistrationApi } from '../src/mock-api/server.js';
 import { workerConfigEnv } from '../src/worker/worker-config.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
-import type { RegistrationJob } from '../src/queue.js';
+import { jobIdFor, jobOptions, type RegistrationJob } from '../src/queue.js';
 import { WorkerPool } from '../src/worker/supervisor.js';
 import type { LimiterKind } from './alt-limiters.js';
 
@@ -137,6 +137,19 @@ export function sheetOf(prefix: string, count: number): LoadedSheet {
   };
 }
 
+/**
+ * Bare BullMQ's jobs for a sheet: the same rows as the producer's, added first-come,
+ * with nothing of ours around them (no priority, no counters).
+ */
+export function bareJobs(seller: string, sheet: LoadedSheet, config: Config) {
+  const options = jobOptions(config);
+  const uploadId = sheet.sha256.slice(0, 24);
+  return sheet.valid.map(({ row, product }) => ({
+    name: 'register', data: { sellerId: seller, uploadId, row, product },
+    opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
+  }));
+}
+
 /** Redis's nodes: the server itself, or every master of a cluster. */
 export function redisNodes(redis: RedisClient): Array<Pick<RedisClient, 'info'>> {
   return redis instanceof Cluster ? redis.nodes('master') : [redis];
@@ -166,8 +179,8 @@ export async function commandCalls(redis: RedisClient): Promise<number> {
  * At the default nice, sharing 2 cores with 16 busy workers, its timers fired
  * 10-35 ms late at the median and up to 542 ms late in a capacity run, so the
  * "150-250 ms" answers came later by that much (and more in the runs whose
- * producer did more work in this process). The producer, which also runs here,
- * gets the same share for every limiter.
+ * producer did more work in this process). A capacity run's producer, forked
+ * from here (bench/producer-child.ts), keeps that nice for every limiter.
  */
 export async function withRealtimeRedis<T>(pids: number[], fn: (policy: string) => Promise<T>): Promise<T> {
   const chrt = (args: string[]) => execFileSync('chrt', args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -12,11 +12,11 @@
 import { Queue } from 'bullmq';
 import type { Config } from '../src/config.js';
 import { QUEUE_NAME } from '../src/keys.js';
-import { QueueSet, jobIdFor, jobOptions, type RegistrationJob } from '../src/queue.js';
+import { QueueSet, type RegistrationJob } from '../src/queue.js';
 import { shardOf, shardPrefixes } from '../src/queue-shards.js';
 import { createRedis } from '../src/redis.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { sheetOf } from './harness.js';
+import { bareJobs, sheetOf } from './harness.js';
 
 export interface ProducerPlan {
   config: Config;
@@ -39,7 +39,6 @@ process.once('message', async (plan: ProducerPlan) => {
   const prefixes = plan.shards > 1 ? shardPrefixes(config.queuePrefix, plan.shards) : [config.queuePrefix];
   const queues = new QueueSet(prefixes, (prefix) => new Queue<RegistrationJob>(QUEUE_NAME, { connection: redis as never, prefix }));
   const deps = { redis, queues, config, now: Date.now };
-  const options = jobOptions(config);
   const sheets = new Map(plan.uploads.map(({ seller, rows }) => [seller, sheetOf(seller, rows)]));
   const times: ProducerTimes = { uploadedAt: {}, enqueuedAt: {} };
 
@@ -47,12 +46,7 @@ process.once('message', async (plan: ProducerPlan) => {
     times.uploadedAt[seller] = Date.now();
     const sheet = sheets.get(seller)!;
     if (bare) {
-      // bare BullMQ: the same jobs, added first-come, with nothing of ours around them
-      const uploadId = sheet.sha256.slice(0, 24);
-      await queues.get(shardOf(seller, queues.prefixes)).addBulk(sheet.valid.map(({ row, product }) => ({
-        name: 'register', data: { sellerId: seller, uploadId, row, product },
-        opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
-      })));
+      await queues.get(shardOf(seller, queues.prefixes)).addBulk(bareJobs(seller, sheet, config));
     } else {
       await enqueueUpload(deps, seller, sheet);
     }

@@ -11,10 +11,9 @@
  */
 import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
-import { jobIdFor, jobOptions } from '../src/queue.js';
 import { QueueSet } from '../src/queue.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { Bench, cpuMs, median, sheetOf, sleep, type Ctx } from './harness.js';
+import { Bench, bareJobs, cpuMs, median, sheetOf, sleep, type Ctx } from './harness.js';
 
 const SELLERS = 100;
 const ROWS = 50;
@@ -28,16 +27,11 @@ const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-windo
 async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<{ cpuUsPerRow: number; rowsPerSec: number }> {
   const sellers = Array.from({ length: SELLERS }, (_, i) => `${kind}--${tag}${i}`);
   const queues = QueueSet.of(ctx.queue);
-  const options = jobOptions(ctx.config);
   await ctx.queue.pause();
   for (const seller of sellers) {
     const sheet = sheetOf(seller, ROWS);
     if (kind === 'none') {
-      const uploadId = sheet.sha256.slice(0, 24);
-      await ctx.queue.addBulk(sheet.valid.map(({ row, product }) => ({
-        name: 'register', data: { sellerId: seller, uploadId, row, product },
-        opts: { attempts: options.attempts, backoff: options.backoff, removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail, jobId: jobIdFor(uploadId, row) },
-      })));
+      await ctx.queue.addBulk(bareJobs(seller, sheet, ctx.config));
     } else {
       await enqueueUpload({ redis: ctx.redis, queues, config: ctx.config, now: Date.now }, seller, sheet);
     }

@@ -140,12 +140,12 @@ export async function capacityRun(
   const loopDelay = process.env.BENCH_DEBUG ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
   loopDelay?.enable();
   // and when it stalled for 150 ms or more (ms into the run, how long)
-  const stalls: string[] = [];
-  let tick = Date.now();
-  const stallTimer = loopDelay ? setInterval(() => { const t = Date.now(); if (t - tick >= 150) stalls.push(`${tick - started}+${t - tick}`); tick = t; }, 10) : undefined;
   const queueList = queues.prefixes.map((prefix) => queues.get(prefix));
   if (opts.release) await Promise.all(queueList.map((q) => q.pause()));
   const started = Date.now();
+  const stalls: string[] = [];
+  let tick = started;
+  const stallTimer = loopDelay ? setInterval(() => { const t = Date.now(); if (t - tick >= 150) stalls.push(`${tick - started}+${t - tick}`); tick = t; }, 10) : undefined;
   const produced = producer.go();
   if (opts.release) {
     await produced;
