@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance } from 'axios';
 import { AdapterFault, checkOutcome, checkRequest, checkTokenOutcome, type AdapterAnswer, type AdapterCall, type AdapterRequest, type TokenContext, type TokenOutcome } from './adapter.js';
+import { httpAdapter } from './http-adapter.js';
 import type { LoadedAdapter } from './load-adapter.js';
 import { outcomeOfError, type ApiOutcome } from './outcome.js';
 import type { Redactor } from './redactor.js';
@@ -72,9 +73,15 @@ export function createRegistrationClient(opts: {
     proxy: false,
     maxRedirects: 0,
     validateStatus: () => true,
+    // the body is sent as the adapter's string or our JSON (send() below), the answer read as text
+    transformRequest: [(data: unknown) => data],
     transformResponse: [(data: unknown) => data],
     responseType: 'text',
+    adapter: httpAdapter,
   });
+  // send() sets every header a request carries: axios's defaults (per method, merged into each
+  // request's config) would only be copied and dropped again at every row
+  client.defaults.headers = {} as typeof client.defaults.headers;
   const fault = (what: string, err: unknown): { kind: 'fault'; reason: string } => {
     const message = err instanceof Error ? err.message : String(err);
     const shown = err instanceof AdapterFault ? message : `${what} threw: ${message.split('\n')[0]}`;
@@ -83,7 +90,7 @@ export function createRegistrationClient(opts: {
 
   /** Sends a request; undefined answer: none came (the transient reason says why). */
   async function send(req: AdapterRequest, idempotencyKey?: string): Promise<AdapterAnswer | { kind: 'transient'; reason: string }> {
-    const headers: Record<string, string> = { Accept: 'application/json', ...req.headers };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'bulk-register', ...req.headers };
     const names = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
     if (idempotencyKey !== undefined && !names.has('idempotency-key')) headers['Idempotency-Key'] = idempotencyKey;
     let data: unknown = req.body;

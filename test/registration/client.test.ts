@@ -1,0 +1,124 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Adapter, AdapterAnswer, AdapterCall } from '../../src/registration/adapter.js';
+import { createRegistrationClient } from '../../src/registration/client.js';
+import { fullUrl } from '../../src/registration/http-adapter.js';
+import { Redactor } from '../../src/registration/redactor.js';
+
+interface Seen { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }
+
+const seen: Seen[] = [];
+let base = '';
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (c: string) => (body += c));
+  req.on('end', () => {
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+    if (req.url!.endsWith('/gzip')) {
+      res.writeHead(201, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ productId: 'zipped' })));
+    } else if (req.url!.endsWith('/drop')) {
+      req.socket.destroy();
+    } else if (req.url!.endsWith('/dribble')) {
+      // an answer that keeps the socket busy but never ends: only a bound on the whole request stops it
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const beat = setInterval(() => res.write('.'), 20);
+      res.on('close', () => clearInterval(beat));
+    } else {
+      res.writeHead(201, { 'content-type': 'application/json', 'x-trace': 'abc' });
+      res.end(JSON.stringify({ productId: 'p-1', echoed: body.length }));
+    }
+  });
+});
+
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const call: AdapterCall = {
+  sellerId: 'S1', uploadId: 'u1', row: 7, idempotencyKey: 'u1:7',
+  product: { sku: 'SKU-7', name: 'Seven', price: 700, stock: 1 } as AdapterCall['product'],
+  attributes: {}, credentials: undefined, now: 0,
+};
+
+/** A client whose adapter posts to `path` and answers `registered` with what it was given. */
+function clientFor(path: string, timeoutMs = 2000, baseUrl = base) {
+  const answers: AdapterAnswer[] = [];
+  const adapter: Adapter = {
+    request: (c) => ({ method: 'POST', path, body: { sku: c.product.sku } }),
+    outcome: (answer) => {
+      answers.push(answer);
+      return { kind: 'registered', productId: String((answer.body as { productId?: string }).productId) };
+    },
+  } as Adapter;
+  const client = createRegistrationClient({ baseUrl, timeoutMs, adapter: { adapter, name: 'a test adapter', builtin: false, tokens: false }, redactor: new Redactor() });
+  return { client, answers };
+}
+
+describe('the registration client', () => {
+  it('sends the request under the base URL with the key, JSON body and its length, and hands the adapter the answer', async () => {
+    const { client, answers } = clientFor('/products');
+    try {
+      await expect(client.register(call)).resolves.toEqual({ kind: 'registered', productId: 'p-1' });
+      const req = seen.at(-1)!;
+      expect(req).toMatchObject({ method: 'POST', url: '/api/products', body: '{"sku":"SKU-7"}' });
+      expect(req.headers).toMatchObject({
+        'idempotency-key': 'u1:7', 'content-type': 'application/json', 'content-length': '15', accept: 'application/json',
+      });
+      expect(answers[0]).toMatchObject({ status: 201, body: { productId: 'p-1', echoed: 15 } });
+      expect(answers[0]!.headers['x-trace']).toBe('abc');
+      // a second row goes down the same keep-alive connection
+      await client.register(call);
+      expect(seen.at(-1)!.headers.connection).toBe('keep-alive');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('reads an answer the server compressed', async () => {
+    const { client } = clientFor('/gzip');
+    try {
+      await expect(client.register(call)).resolves.toEqual({ kind: 'registered', productId: 'zipped' });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('bounds the whole request by the timeout, even while the answer keeps arriving', async () => {
+    const { client } = clientFor('/dribble', 300);
+    const started = Date.now();
+    try {
+      await expect(client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the API did not answer within 300 ms' });
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('says the connection was dropped, or refused, as a transient reason', async () => {
+    const dropped = clientFor('/drop');
+    const refused = clientFor('/products', 2000, 'http://127.0.0.1:1/');
+    try {
+      await expect(dropped.client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the connection to the API was dropped before it answered' });
+      await expect(refused.client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the API refused the connection (is it running?)' });
+    } finally {
+      dropped.client.close();
+      refused.client.close();
+    }
+  });
+
+  it('joins paths to the base URL as axios does', () => {
+    expect(fullUrl('http://h/api/', '/v1/x')).toBe('http://h/api/v1/x');
+    expect(fullUrl('http://h/api', 'v1/x?a=1')).toBe('http://h/api/v1/x?a=1');
+    expect(fullUrl('http://h/api', 'https://other/y')).toBe('https://other/y');
+    expect(fullUrl('http://h/api', '')).toBe('http://h/api');
+  });
+});
