@@ -225,6 +225,9 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('disconnect', () => stop('the supervisor went away'));
+  // A supervisor killed while this process was still loading left before the listener above:
+  // forked with a channel that is already closed, the process would live on as an orphan
+  if (process.send !== undefined && !process.connected) stop('the supervisor went away');
   process.on('message', (m: SupervisorMessage) => {
     if (m?.type === 'shutdown') stop('pool shutdown');
   });
