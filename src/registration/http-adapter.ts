@@ -100,7 +100,13 @@ export const httpAdapter: AxiosAdapter = (config: InternalAxiosRequestConfig) =>
         }
         chunks.push(chunk);
       });
-      stream.on('error', (err: NodeJS.ErrnoException) => fail(AxiosError.from(err, err.code ?? AxiosError.ERR_BAD_RESPONSE, config, req)));
+      const broken = (err: NodeJS.ErrnoException) => fail(AxiosError.from(err, err.code ?? AxiosError.ERR_BAD_RESPONSE, config, req));
+      stream.on('error', broken);
+      if (stream !== res) res.on('error', broken);
+      // the connection closed before the whole answer came (an inflating stream would wait for ever)
+      res.on('close', () => {
+        if (!res.complete) fail(new AxiosError('the connection closed before the answer ended', 'ECONNRESET', config, req));
+      });
       stream.on('end', () => {
         if (settled) return;
         settled = true;

@@ -22,6 +22,11 @@ const server = http.createServer((req, res) => {
       res.end(gzipSync(JSON.stringify({ productId: 'zipped' })));
     } else if (req.url!.endsWith('/drop')) {
       req.socket.destroy();
+    } else if (req.url!.endsWith('/gzip-drop')) {
+      // a compressed answer cut off halfway
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.write(gzipSync(JSON.stringify({ productId: 'cut' })).subarray(0, 8));
+      setTimeout(() => req.socket.destroy(), 20);
     } else if (req.url!.endsWith('/dribble')) {
       // an answer that keeps the socket busy but never ends: only a bound on the whole request stops it
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -105,12 +110,18 @@ describe('the registration client', () => {
 
   it('says the connection was dropped, or refused, as a transient reason', async () => {
     const dropped = clientFor('/drop');
+    const cut = clientFor('/gzip-drop', 5000);
     const refused = clientFor('/products', 2000, 'http://127.0.0.1:1/');
     try {
       await expect(dropped.client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the connection to the API was dropped before it answered' });
+      // not left waiting for the rest of the answer until the timeout
+      const started = Date.now();
+      await expect(cut.client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the connection to the API was dropped before it answered' });
+      expect(Date.now() - started).toBeLessThan(2000);
       await expect(refused.client.register(call)).resolves.toEqual({ kind: 'transient', reason: 'the API refused the connection (is it running?)' });
     } finally {
       dropped.client.close();
+      cut.client.close();
       refused.client.close();
     }
   });
