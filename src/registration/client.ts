@@ -70,8 +70,6 @@ export function createRegistrationClient(opts: {
     timeout: opts.timeoutMs,
     httpAgent,
     httpsAgent,
-    proxy: false,
-    maxRedirects: 0,
     validateStatus: () => true,
     // the body is sent as the adapter's string or our JSON (send() below), the answer read as text
     transformRequest: [(data: unknown) => data],

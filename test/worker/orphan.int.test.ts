@@ -8,18 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { WORKER_CONFIG_ENV } from '../../src/worker/worker-config.js';
+import { alive } from '../helpers/pipeline.js';
 import { freePort } from '../helpers/redis-server.js';
 
 const WORKER_MAIN = join(import.meta.dirname, '../../dist/src/worker/worker-main.js');
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('a worker process started by a supervisor that is gone', () => {
   it('exits even when the supervisor left before the worker was ready, with its Redis unreachable', async () => {
