@@ -49,9 +49,13 @@ export class WorkerPool {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // A worker holds a few small jobs at a time: a small young generation keeps 16
       // of them light (about 15 MB less each) at the cost of more, shorter scavenges,
-      // and V8's size-over-speed heuristics take about 20 MB more off each at capacity
-      // (112-115 -> 92-93 MB RSS) for about 1 % of its rows/s (bench capacity, interleaved).
-      execArgv: ['--max-semi-space-size=2', '--optimize-for-size'],
+      // and an old generation grown by a fifth past what the last full GC kept (V8
+      // otherwise grows it up to 4x while GCs are fast) keeps each at 90-93 MB at
+      // capacity, where V8's defaults reach 120-127 MB. V8's --optimize-for-size kept
+      // them as light, but its size-over-speed code cost a worker 8-25 % more CPU per
+      // row: bench capacity, interleaved 3 and 3 runs, 616-751 rows/s and 1,950-2,354
+      // µs of worker CPU per row with it, 673-818 and 1,713-2,016 with this.
+      execArgv: ['--max-semi-space-size=2', '--heap-growing-percent=20'],
     });
     this.children.set(slot, child);
     this.opts.onSlotChange?.(slot, true);
