@@ -219,7 +219,7 @@ ${capacity.length === 0 ? '' : `
 The mock API answers in 150–250 ms; ${CAPACITY.sellers} sellers × ${CAPACITY.rows} rows are uploaded at once and a
 ${CAPACITY.smallRows}-row seller ${CAPACITY.smallAfterMs} ms later, under the same rule (which allows each seller's 50 rows at
 once: the pool sets the pace). Each limiter runs alone on a pool of ${PROCESSES} processes at the default
-WORKER_CONCURRENCY, after warm-up runs (bare BullMQ, the default limiter and rate-limiter-flexible) that take the queue
+WORKER_CONCURRENCY, after full-size warm-up runs (bare BullMQ, the default limiter and rate-limiter-flexible) that take the queue
 past the finished jobs BullMQ keeps (so every run pays their removal). The default limiter runs ${ours?.runs ?? 1} times, each run
 paired with one of rate-limiter-flexible (${rlf?.runs ?? 1} in all), every other pair in the other order (the pool gets
 cheaper per row from run to run), beside runs of bare BullMQ, and every ratio divides by the mean of the bare runs; for both,

@@ -71,7 +71,13 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       const bare: Entry = { limiter: 'bare', kind: 'none' };
       const ours: Entry = { limiter: 'sliding-window', kind: 'sliding-window' };
       const rlf: Entry = { limiter: 'rate-limiter-flexible', kind: 'rate-limiter-flexible', library: `rate-limiter-flexible@${versionOf('rate-limiter-flexible')}` };
-      for (const s of [bare, ours, rlf].filter(wanted)) await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: 'warm', sellers: 25 });
+      // Each warm-up is a full-size run, as the fixed-size pool below gets: V8 compiles a
+      // function's optimised code only after many calls, and 25 sellers' rows (78 a process)
+      // left the measured runs paying for it. Quick runs (BENCH_CAPACITY_REPEATS=1, interleaved
+      // two and two): the default carried 747 and 647 rows/s at 1,876 and 2,115 µs of worker
+      // CPU per row after 25 sellers' warm-up, 884 and 978 at 1,422 and 1,296 after a full-size
+      // one; bare BullMQ's first run 851 and 827 against 971 and 1,096.
+      for (const s of [bare, ours, rlf].filter(wanted)) await capacityRun(bench, api, ctx, { limiter: s.limiter, sellerKind: s.kind, tag: 'warm' });
       const sequence = ([
         bare,
         // the default and rate-limiter-flexible (the peer closest to it: one run each read 280 ms
@@ -107,7 +113,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     }), {
       QUEUE_PREFIX: '{bench-capacity}', ...(SHARDS > 1 ? { QUEUE_SHARDS: String(SHARDS) } : {}),
       // BullMQ keeps this many finished jobs and removes the oldest with each completion once
-      // past it, as a queue that has run a while does: the warm-up runs (2500 rows) take the
+      // past it, as a queue that has run a while does: the warm-up runs (3 x 10,007 rows) take the
       // queue past it, so every measured run pays that removal (at the default 10,000 the
       // first bare run would not, and would look cheaper than the rest)
       JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS),
