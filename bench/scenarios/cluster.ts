@@ -33,9 +33,13 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
       const shards = queuesOn(ctx, prefixes);
       const one = QueueSet.of(ctx.queue);
       say(`bench: many-sellers on a 3-master cluster, ${prefixes.length} queue shards (the cluster default), ${SELLERS} sellers x 5 rows a run ...`);
-      await manySellers(bench, 'none', ctx, 'warm', 150, one);
-      await manySellers(bench, 'none', ctx, 'warm-s', 150, shards);
-      await manySellers(bench, 'sliding-window', ctx, 'warm', 150, shards);
+      // Full-size warm-ups on each measured path: V8 optimises a function only after many calls,
+      // and 150 sellers' rows (47 a process) left the first measured runs paying for it. Two
+      // runs each, interleaved: the default's runs 0.843 / 0.66 and 0.881 / 0.726 of bare on
+      // the shards after 150-seller warm-ups, 0.884 / 0.94 and 0.866 / 0.913 after these
+      await manySellers(bench, 'none', ctx, 'warm', SELLERS, one);
+      await manySellers(bench, 'none', ctx, 'warm-s', SELLERS, shards);
+      await manySellers(bench, 'sliding-window', ctx, 'warm', SELLERS, shards);
       type Kind = 'bare-one-queue' | 'bare-shards' | 'sliding-window';
       const runs: Array<{ kind: Kind; run: ManySellersRun; spread?: number[] }> = [];
       const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
