@@ -52,7 +52,7 @@ export class WorkerPool {
       // and an old generation grown by a fifth past what the last full GC kept (V8
       // otherwise grows it up to 4x while GCs are fast) keeps each at 90-93 MB at
       // capacity, where V8's defaults reach 120-127 MB. V8's --optimize-for-size kept
-      // them as light, but its size-over-speed code cost a worker 8-25 % more CPU per
+      // them as light, but its size-over-speed code cost a worker 9-17 % more CPU per
       // row: bench capacity, interleaved 3 and 3 runs, 616-751 rows/s and 1,950-2,354
       // µs of worker CPU per row with it, 673-818 and 1,713-2,016 with this.
       execArgv: ['--max-semi-space-size=2', '--heap-growing-percent=20'],
