@@ -61,7 +61,7 @@ export async function enqueueUpload(
     const rows = sheet.valid.filter((r) => again.has(r.row));
     const first = await reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
     await addRows(deps, queue, { sellerId, home }, uploadId, rows, first);
-    await redis.zadd(unnotifiedKey(ns), deps.now(), uploadId);
+    await Promise.all([first.recorded, redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
 
@@ -92,9 +92,9 @@ export async function enqueueUpload(
   ]);
 
   await addRows(deps, prefix, { sellerId, home }, uploadId, sheet.valid, first);
-  await redis.hset(keys.upload, 'enqueued', 1);
-  // the pool tells UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts)
-  await redis.zadd(unnotifiedKey(ns), createdAt, uploadId);
+  // every row is in its queue: the upload is marked enqueued, and the pool tells
+  // UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts), which reads only its counts
+  await Promise.all([first.recorded, redis.hset(keys.upload, 'enqueued', 1), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
   return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
 }
 

@@ -90,7 +90,9 @@ export async function virtualTime(redis: RedisClient, queuePrefix: string): Prom
 }
 
 /**
- * Reserves `count` priorities for a new upload of `sellerId` and returns where it starts.
+ * Reserves `count` priorities for a new upload of `sellerId` and returns where it starts,
+ * after one round trip: the seller's new tail is written behind it (`recorded`), so the
+ * upload's rows need not wait for that write, which goes before them on the connection.
  * Not atomic across concurrent uploads: a race costs only a little fairness, never a row.
  */
 export async function reservePriorities(
@@ -98,11 +100,13 @@ export async function reservePriorities(
   sellerId: string,
   count: number,
   home: string = sellerId,
-): Promise<UploadStart> {
+): Promise<UploadStart & { recorded: Promise<unknown> }> {
   const tailKey = sellerKeys(deps.ns, sellerId, home).tail;
   const [vt, tail] = await Promise.all([virtualTime(deps.redis, deps.queuePrefix), deps.redis.get(tailKey)]);
   const at = firstPriority(vt, tail === null ? undefined : Number(tail));
   // the tail is in the upload's round at least: a newcomer's next upload, while this one waits, is no newcomer
-  await deps.redis.set(tailKey, Math.max(at.start, rowPriority(at, count - 1, count)), 'EX', deps.retentionS);
-  return at;
+  const recorded = deps.redis.set(tailKey, Math.max(at.start, rowPriority(at, count - 1, count)), 'EX', deps.retentionS);
+  // awaited by the caller; until then, a failure is not an unhandled rejection
+  recorded.catch(() => undefined);
+  return { ...at, recorded };
 }
