@@ -32,7 +32,7 @@ export interface RunningConsole {
  * connections, which wait for Redis as the workers do.
  * @throws ConsoleRefused on a non-loopback host with no operator token, or when the port is taken
  */
-export async function startConsole(config: Config, log: Logger, opts: { port?: number; strict?: boolean } = {}): Promise<RunningConsole> {
+export async function startConsole(config: Config, log: Logger, opts: { port?: number; strict?: boolean; redisWaitMs?: number } = {}): Promise<RunningConsole> {
   const { host, operatorToken } = config.console;
   if (!isLoopbackHost(host) && operatorToken === '') {
     throw new ConsoleRefused(
@@ -50,7 +50,7 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
     intervalMs: LIVE_INTERVAL_MS,
     onError: (err) => log.warn({ err }, 'console could not read the status from Redis'),
   });
-  const app = createConsoleApp({ redis, queues, config, log, reader, feed, now: Date.now });
+  const app = createConsoleApp({ redis, queues, config, log, reader, feed, now: Date.now, ...(opts.redisWaitMs !== undefined ? { redisWaitMs: opts.redisWaitMs } : {}) });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port ?? config.console.port, hostname: host }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {

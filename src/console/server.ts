@@ -41,6 +41,13 @@ export const OPS_COOKIE = 'br_ops';
 const LANG_COOKIE = 'br_lang';
 /** The SSE stream sends a client's view on change, and at least this often. */
 export const HEARTBEAT_MS = 1500;
+/**
+ * How long a request waits for a Redis that is connected but does not answer (frozen,
+ * or failing over) before it gets 503. One that is not connected gets 503 at once: the
+ * console's connection waits for Redis forever (for the live feed), and a request
+ * queued behind it would hang and then take effect long after its client gave up.
+ */
+export const REDIS_WAIT_MS = 10_000;
 
 export interface ConsoleDeps {
   redis: RedisClient;
@@ -50,6 +57,8 @@ export interface ConsoleDeps {
   reader: SnapshotReader;
   feed: LiveFeed<ConsoleSnapshot>;
   now: () => number;
+  /** REDIS_WAIT_MS unless given (tests). */
+  redisWaitMs?: number;
 }
 
 /** A request's access, or the status and sentence that refuse it. */
@@ -58,6 +67,22 @@ type AccessResult = { ok: true; scope: Scope; tokenInHeader: boolean; expiresAt?
 class ApiError extends Error {
   constructor(readonly status: 400 | 401 | 403 | 404 | 413 | 422 | 500 | 503, message: string) {
     super(message);
+  }
+}
+
+const REDIS_DOWN = 'Redis does not answer: the console can neither read nor change anything until it does; try again in a moment.';
+/** An upload that was sent to Redis before it stopped answering may still be queued once it answers again. */
+const lateUpload = (ms: number) => `Redis did not answer within ${ms / 1000} s: the sheet may still be queued once it answers. Look at your uploads before sending it again (sending the same file again queues nothing twice).`;
+
+const mebibytes = (bytes: number) => `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
+
+/** The Host header's name (no port, no brackets), lower case; '' when there is none or it cannot be read. */
+export function hostNameOf(host: string | undefined): string {
+  if (!host) return '';
+  try {
+    return new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return '';
   }
 }
 
@@ -78,6 +103,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   const { config, log } = deps;
   const opts = config.console;
   const openLocal = opts.operatorToken === '' && isLoopbackHost(opts.host);
+  const redisWaitMs = deps.redisWaitMs ?? REDIS_WAIT_MS;
   const app = new Hono();
 
   app.use(
@@ -118,6 +144,30 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     return pickLang(getCookie(c, LANG_COOKIE), c.req.header('accept-language'));
   };
 
+  // Redis away: a request that reads or writes it answers 503 at once, and one that waits on a
+  // Redis that does not answer gets 503 after REDIS_WAIT_MS; a page says so in the seller's language.
+  // POST /api/uploads decides for itself (a check reads no Redis).
+  const isPage = (path: string) => path === '/ops' || path.startsWith('/s/');
+  app.use('*', async (c, next) => {
+    const path = c.req.path;
+    const api = path.startsWith('/api/') && path !== '/api/template' && path !== '/api/events' && !(path === '/api/uploads' && c.req.method === 'POST');
+    if (!api && !isPage(path)) return next();
+    const refuse = () => {
+      if (!isPage(path)) return c.json({ error: REDIS_DOWN }, 503);
+      const lang = langOf(c);
+      return c.html(messagePage(lang, STRINGS[lang].redisDown), 503);
+    };
+    if (deps.redis.status !== 'ready') return refuse();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), redisWaitMs); });
+    try {
+      if ((await Promise.race([next().then(() => 'answered' as const), late])) === 'late') return refuse();
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+
+
   const sellerAccess = (token: string): AccessResult => {
     if (opts.secret === '') return { ok: false, status: 403, error: 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.' };
     const check = verifySellerToken(opts.secret, token, deps.now());
@@ -147,7 +197,12 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     if (cookie !== undefined && opts.operatorToken !== '') {
       if (sameSecret(cookie, operatorSession(opts.operatorToken))) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: false };
     }
-    if (openLocal) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: false };
+    // open access is for this machine only: a page elsewhere whose name was made to point here
+    // (DNS rebinding) sends its own name as Host, and gets nothing
+    if (openLocal) {
+      if (isLoopbackHost(hostNameOf(c.req.header('host')))) return { ok: true, scope: { kind: 'operator' }, tokenInHeader: false };
+      return { ok: false, status: 403, error: 'this console has no operator token and answers only at a loopback address (127.0.0.1, localhost or [::1]): open it there, or set CONSOLE_OPERATOR_TOKEN.' };
+    }
     return { ok: false, status: 401, error: 'sign in: send "Authorization: Bearer <token>", or open /ops?token=<token> (operators) or your seller link.' };
   };
 
@@ -222,7 +277,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     bodyLimit({
       maxSize: opts.maxUploadBytes,
       // Connection: close, so that the server drops the rest instead of reading it to keep the connection
-      onError: (c) => c.json({ error: `the upload is larger than ${opts.maxUploadBytes} bytes: a sheet of 500 products is far smaller; remove images or split the file.` }, 413, { Connection: 'close' }),
+      onError: (c) => c.json({ error: `the upload is larger than ${mebibytes(opts.maxUploadBytes)} (${opts.maxUploadBytes} bytes): a sheet of 500 products is far smaller; remove images or split the file.` }, 413, { Connection: 'close' }),
     }),
     async (c) => {
       const { scope, tokenInHeader } = requireAccess(c);
@@ -252,13 +307,32 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
         if (err instanceof UploadRejected) throw new ApiError(422, err.message);
         throw err;
       }
+      const enqueues = !dryRun && sheet.valid.length > 0;
+      // not queued for later: a seller told the upload failed must not find it running later
+      if (enqueues && deps.redis.status !== 'ready') throw new ApiError(503, REDIS_DOWN);
+      let timer: NodeJS.Timeout | undefined;
+      let answered = false;
       try {
-        const summary = await submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config });
+        const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config });
+        let summary;
+        if (enqueues) {
+          // an answer that comes after the 503 is only logged
+          submitted.catch((err: Error) => {
+            if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
+          });
+          const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new ApiError(503, lateUpload(redisWaitMs))), redisWaitMs); });
+          summary = await Promise.race([submitted, late]);
+        } else {
+          summary = await submitted;
+        }
         if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
         return c.json(summary, 200);
       } catch (err) {
         if (err instanceof NotReplicated) throw new ApiError(503, err.message);
         throw err;
+      } finally {
+        answered = true;
+        clearTimeout(timer);
       }
     },
   );
