@@ -5,7 +5,8 @@ import { formatDuration } from '../progress/eta.js';
 import { readStatus, statusJson, type StatusReport } from '../progress/status.js';
 import { ReplyError } from 'ioredis';
 import { connectChecked, createRedis, RedisUnavailable } from '../redis.js';
-import { EXIT } from './exit.js';
+import { EXIT, UsageError } from './exit.js';
+import { SELLER_ID } from '../keys.js';
 import { watchStatus } from './status-watch.js';
 
 export interface StatusFlags {
@@ -18,6 +19,9 @@ export interface StatusFlags {
 }
 
 export async function statusCommand(flags: StatusFlags, config: Config): Promise<number> {
+  if (flags.seller !== undefined && !SELLER_ID.test(flags.seller)) {
+    throw new UsageError(`seller ${JSON.stringify(flags.seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
+  }
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   // --wait outlives a failover: it reads on a connection that waits for Redis,
@@ -35,7 +39,8 @@ export async function statusCommand(flags: StatusFlags, config: Config): Promise
       return retryRedis(() => withTimeout(readStatus(client, config, filter), READ_TIMEOUT_MS));
     };
     let report = await read();
-    if ((flags.upload || flags.seller) && report.uploads.length === 0) {
+    // a seller paused before its first upload is known (its pause is shown)
+    if ((flags.upload || flags.seller) && report.uploads.length === 0 && (flags.upload !== undefined || report.sellers.length === 0)) {
       const what = flags.upload ? `upload ${flags.upload}` : `seller ${flags.seller}`;
       process.stderr.write(`No ${what} is known (it may have expired): check the id with \`bulk-register status\`.\n`);
       return EXIT.failure;
@@ -94,7 +99,7 @@ async function retryRedis<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export function formatStatus(report: StatusReport): string {
-  if (report.uploads.length === 0) return 'No uploads yet.\n';
+  if (report.uploads.length === 0 && report.sellers.length === 0) return 'No uploads yet.\n';
   const lines: string[] = [];
   if (report.api && !report.api.available) {
     lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
@@ -106,9 +111,12 @@ export function formatStatus(report: StatusReport): string {
       const by = s.paused.by === 'credentials' ? 'paused' : 'paused by the operator';
       lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);
     } else {
-      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, set by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
+      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
     }
-    for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
+    const uploads = report.uploads.filter((x) => x.sellerId === s.sellerId);
+    // a seller paused on its own before its first upload (or after its last expired)
+    if (uploads.length === 0) lines.push('  no uploads');
+    for (const u of uploads) {
       const finished = u.registered + u.duplicate + u.failed + u.cancelled;
       const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
       lines.push(

@@ -46,7 +46,10 @@ export async function resumeCommand(opts: { seller?: string; all?: boolean; json
   const queues = QueueSet.on(redis, []);
   try {
     const lifted = await resumeSeller(redis, namespaceOf(config.queuePrefix), sellerId, queues);
-    if (opts.json) process.stdout.write(`${JSON.stringify({ sellerId, resumed: lifted !== undefined, was: lifted ?? null })}\n`);
+    // only everyone's pause held the seller: it goes on, the others stay paused
+    const othersStay = sellerId !== ALL && lifted?.except !== undefined;
+    if (opts.json) process.stdout.write(`${JSON.stringify({ sellerId, resumed: lifted !== undefined, was: lifted ? { reason: lifted.reason, by: lifted.by, since: lifted.since } : null })}\n`);
+    else if (othersStay) process.stdout.write(`${who(sellerId)} resumed; every other seller stays paused (by ${lifted.by}: ${safeText(lifted.reason)}) until \`bulk-register resume --all\`.\n`);
     else process.stdout.write(lifted ? `${who(sellerId)} resumed (was paused by ${lifted.by}: ${safeText(lifted.reason)}).\n` : `${who(sellerId)} was not paused.\n`);
     return EXIT.ok;
   } finally {
@@ -69,7 +72,9 @@ export async function cancelCommand(opts: { upload: string; json?: boolean }, co
     const report = await readStatus(redis, config, { uploadId: opts.upload });
     const upload = statusJson(report).uploads[0];
     if (opts.json) process.stdout.write(`${JSON.stringify(upload ?? { uploadId: opts.upload })}\n`);
-    else if (upload) {
+    else if (upload && done.alreadyDone) {
+      process.stdout.write(`upload ${opts.upload} was already done: nothing to cancel (${upload.registered} registered, ${upload.duplicate} duplicate, ${upload.failed} failed).\n`);
+    } else if (upload) {
       const inFlight = upload.pending > 0 ? `; ${upload.pending} in flight end as the marketplace answers` : '';
       process.stdout.write(`upload ${opts.upload} cancelled: ${upload.cancelled} rows not sent, ${upload.registered} registered, ${upload.duplicate} duplicate, ${upload.failed} failed${inFlight}. Upload the same file again to send the cancelled rows.\n`);
     }

@@ -48,7 +48,7 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
     summary = await submitUpload(undefined, flags.seller, sheet, { dryRun: Boolean(flags.dryRun), config });
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else printSummary(summary, sheet, Boolean(flags.dryRun));
+  else process.stdout.write(summaryText(summary, sheet, Boolean(flags.dryRun)));
 
   if (sheet.valid.length === 0) {
     if (!flags.json) process.stderr.write('No valid row: nothing was enqueued. Fix the rows listed above and upload again.\n');
@@ -57,13 +57,15 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
   return sheet.errors.length > 0 ? EXIT.someInvalid : EXIT.ok;
 }
 
-function printSummary(s: UploadSummary, sheet: LoadedSheet, dryRun: boolean) {
+/** `upload`'s text summary (without --json). */
+export function summaryText(s: UploadSummary, sheet: Pick<LoadedSheet, 'valid' | 'errors'>, dryRun: boolean): string {
   const out: string[] = [];
   const invalidRows = new Set(sheet.errors.map((e) => e.row)).size;
   out.push(`upload ${s.uploadId} for seller ${s.sellerId}: ${safeText(s.file)}`);
   out.push(`  rows read: ${s.rows}, valid: ${sheet.valid.length}, invalid: ${invalidRows}`);
   if (dryRun) out.push('  dry run: nothing was enqueued');
-  else if (s.alreadyUploaded) out.push('  already uploaded: this file was enqueued before for this seller; nothing new was enqueued');
+  else if (s.alreadyUploaded && s.enqueued === 0) out.push('  already uploaded: this file was enqueued before for this seller; nothing new was enqueued');
+  else if (s.alreadyUploaded) out.push(`  enqueued again: ${s.enqueued} (this file was uploaded before for this seller and those rows were cancelled; no row is registered twice)`);
   else out.push(`  enqueued: ${s.enqueued}`);
   for (const w of s.warnings) out.push(`  warning: ${safeText(w)}`);
   if (sheet.errors.length > 0) {
@@ -71,5 +73,5 @@ function printSummary(s: UploadSummary, sheet: LoadedSheet, dryRun: boolean) {
     for (const e of sheet.errors.slice(0, 200)) out.push(`    row ${e.row}, ${e.column}: ${safeText(e.message)}`);
     if (sheet.errors.length > 200) out.push(`    ... and ${sheet.errors.length - 200} more (use --json for all)`);
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  return `${out.join('\n')}\n`;
 }

@@ -8,7 +8,7 @@ import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
-import { pauseOf, readPauses, type Pause } from '../steering/pauses.js';
+import { ALL, pauseOf, readPauses, type Pause } from '../steering/pauses.js';
 import { readApiDown } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 import { uploadKeysOf } from '../seller-home.js';
@@ -127,6 +127,12 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   const [pauses, down] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns)]);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
+  // a seller paused on its own is shown (with why and by whom) before its first upload or after its last expired
+  if (!filter.uploadId) {
+    for (const sellerId of pauses.keys()) {
+      if (sellerId !== ALL && (!filter.sellerId || sellerId === filter.sellerId) && !pendingOf.has(sellerId)) pendingOf.set(sellerId, 0);
+    }
+  }
   const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
     const [p, ruleSource] = await Promise.all([limiter.peek(sellerId), ruleSourceOf(redis, ns, sellerId)]);
     const pending = pendingOf.get(sellerId)!;

@@ -38,18 +38,23 @@ export const cancelDetail = { status: 'cancelled', outcome: 'cancelled', reason:
 
 /**
  * Cancels the upload. Returns undefined for an unknown upload, else how many rows
- * this call counted cancelled (the workers count the ones they hold).
+ * this call counted cancelled (the workers count the ones they hold); `alreadyDone`
+ * when every row had already ended (nothing is changed then).
  */
 export async function cancelUpload(
   deps: { redis: RedisClient; config: Config; queues: QueueSet; limiter: PermitLimiter; now: () => number },
   uploadId: string,
-): Promise<{ sellerId: string; removed: number } | undefined> {
+): Promise<{ sellerId: string; removed: number; alreadyDone?: true } | undefined> {
   const { redis, config, queues, limiter } = deps;
   const ns = namespaceOf(config.queuePrefix);
   const sellerId = await sellerOfUpload(redis, ns, uploadId);
   if (!sellerId) return undefined;
   const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
-  if (!(await redis.exists(keys.upload))) return undefined;
+  const counters = await redis.hmget(keys.upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled', 'cancelledAt');
+  if (counters[0] === null) return undefined;
+  // every row already ended: nothing to stop, and the upload keeps its state (done, not cancelled)
+  const [total, ...ended] = counters.slice(0, 5).map(Number) as [number, ...number[]];
+  if (counters[5] === null && ended.reduce((a, b) => a + b, 0) >= total) return { sellerId, removed: 0, alreadyDone: true };
   const now = deps.now();
   await redis.hsetnx(keys.upload, 'cancelledAt', now);
   await redis.hset(steerKey(ns), CANCEL + uploadId, now);

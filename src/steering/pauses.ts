@@ -34,6 +34,8 @@ export interface Pause {
   since: number;
   /** For a credentials pause: the fingerprint of the credentials refused (a change of them resumes). */
   fp?: string;
+  /** For every seller's pause: the sellers resumed one by one since, which go on while the rest stay paused. */
+  except?: string[];
 }
 
 export const heldKey = (ns: string, sellerId: string) => `${ns}:held:{${sellerId}}`;
@@ -64,9 +66,12 @@ export async function readPauses(redis: RedisClient, ns: string): Promise<Map<st
   return pausesIn(await redis.hgetall(steerKey(ns)));
 }
 
-/** The pause in force for a seller: its own, else everyone's. */
+/** The pause in force for a seller: its own, else everyone's unless the seller was resumed since. */
 export function pauseOf(pauses: ReadonlyMap<string, Pause>, sellerId: string): Pause | undefined {
-  return pauses.get(sellerId) ?? pauses.get(ALL);
+  const own = pauses.get(sellerId);
+  if (own) return own;
+  const everyone = pauses.get(ALL);
+  return everyone && !everyone.except?.includes(sellerId) ? everyone : undefined;
 }
 
 /**
@@ -88,7 +93,9 @@ export async function pauseSeller(redis: RedisClient, ns: string, sellerId: stri
 
 /**
  * Lifts a seller's pause (with ALL: every pause, everyone's and each seller's), whoever set it, and releases
- * the rows held aside that are no longer paused. Returns the pause lifted, if any.
+ * the rows held aside that are no longer paused. While every seller is paused, a seller resumed on its own
+ * goes on and the others stay paused (it joins the pause's `except`, which a new pause of everyone clears).
+ * Returns the pause lifted, if any (everyone's, when only that held the seller).
  * `onlyIf`: lift only a pause whose JSON is exactly this (a credentials pause seen
  * by the caller), so that a newer pause is never lifted by mistake.
  */
@@ -102,16 +109,19 @@ export async function resumeSeller(
     if (queues) await releaseHeld(redis, ns, undefined, queues, log);
     return all.get(ALL) ?? all.values().next().value;
   }
-  const json = await redis.hget(steerKey(ns), PAUSE + sellerId);
+  const [json, everyoneJson] = await redis.hmget(steerKey(ns), PAUSE + sellerId, PAUSE + ALL);
+  if (json && onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
   const pause = parsePause(json);
-  if (!json) {
-    if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
-    return undefined;
+  if (json) await redis.hdel(steerKey(ns), PAUSE + sellerId);
+  // an operator's resume of one seller while everyone is paused: that seller goes on
+  const everyone = onlyIf ? undefined : parsePause(everyoneJson);
+  let exempted: Pause | undefined;
+  if (everyone && !everyone.except?.includes(sellerId)) {
+    exempted = { ...everyone, except: [...(everyone.except ?? []), sellerId] };
+    await redis.hset(steerKey(ns), PAUSE + ALL, JSON.stringify(exempted));
   }
-  if (onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
-  await redis.hdel(steerKey(ns), PAUSE + sellerId);
   if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
-  return pause;
+  return pause ?? exempted;
 }
 
 /** Notes a row held aside for its seller's pause (before its job is delayed). */

@@ -118,7 +118,8 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
   const seen = new Set<string>();
   for (const [sellerId, pause] of pauses) {
     seen.add(sellerId);
-    const json = JSON.stringify(pause);
+    // the same pause, whoever was resumed from it one by one since (`except`)
+    const json = JSON.stringify({ ...pause, except: undefined });
     if (told[sellerId] === json) continue;
     const event = sellerEvent('seller.paused', sellerId, pause, now);
     if (queue) await enqueue(queue, event);

@@ -92,6 +92,20 @@ describe('cancel', () => {
     expect(logs).toMatch(/"cancelled":\d+[^\n]*"msg":"upload finished"|"msg":"upload finished"[^\n]*"cancelled"/);
   }, 240_000);
 
+  it('leaves an upload that is already done as it is: exit 0, says so, still done', async () => {
+    const file = join(dir, 'D1.xlsx');
+    writeFileSync(file, await buildProductSheet(sampleProducts('D1', 5)));
+    const { uploadId } = JSON.parse((await runCli(['upload', file, '--seller', 'D1', '--json'], stage.env)).stdout);
+    await until('D1 done', async () => (await status(uploadId)).done, 30_000);
+    const before = await status(uploadId);
+    const cancel = await runCli(['cancel', '--upload', uploadId], stage.env);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`upload ${uploadId} was already done: nothing to cancel (${before.registered} registered, ${before.duplicate} duplicate, ${before.failed} failed).\n`);
+    expect(await status(uploadId)).toEqual({ ...before, state: 'done' });
+    const json = JSON.parse((await runCli(['cancel', '--upload', uploadId, '--json'], stage.env)).stdout);
+    expect(json).toMatchObject({ uploadId, state: 'done', cancelled: 0 });
+  });
+
   it('answers an unknown upload with exit 1 and one sentence', async () => {
     const res = await runCli(['cancel', '--upload', 'ffffffffffffffffffffffff'], stage.env);
     expect(res.code).toBe(1);

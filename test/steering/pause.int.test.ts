@@ -104,6 +104,39 @@ describe('pause and resume', () => {
     expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ registered: 200, failed: 0 });
   }, 120_000);
 
+  it('while every seller is paused, resuming one lets it go on and keeps the others paused; a new pause --all holds it again', async () => {
+    const paused = await runCli(['pause', '--all', '--reason', 'maintenance'], stage.env);
+    expect(paused.code).toBe(0);
+    await uploadOf('E1', 60);
+    await uploadOf('E2', 60);
+    const resumed = await runCli(['resume', '--seller', 'E1'], stage.env);
+    expect(resumed.stdout).toBe('seller E1 resumed; every other seller stays paused (by operator: maintenance) until `bulk-register resume --all`.\n');
+    const done = await runCli(['status', '--wait', '--seller', 'E1', '--json'], stage.env, 60_000);
+    expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ registered: 60, failed: 0 });
+    const view = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout) as { sellers: Array<{ sellerId: string; paused: unknown }>; uploads: Array<{ sellerId: string; state: string; registered: number }> };
+    expect(view.sellers.find((x) => x.sellerId === 'E1')?.paused).toBeNull();
+    expect(view.sellers.find((x) => x.sellerId === 'E2')?.paused).toMatchObject({ reason: 'maintenance', by: 'operator' });
+    expect(view.uploads.find((u) => u.sellerId === 'E2')).toMatchObject({ state: 'paused', registered: 0 });
+    expect((await stage.stats()).sellers.E2?.registered ?? 0).toBe(0);
+    // a new pause of everyone holds the one resumed before too
+    await runCli(['pause', '--all', '--reason', 'again'], stage.env);
+    const again = JSON.parse((await runCli(['status', '--seller', 'E1', '--json'], stage.env)).stdout) as { sellers: Array<{ paused: unknown }> };
+    expect(again.sellers[0]?.paused).toMatchObject({ reason: 'again' });
+    expect((await runCli(['resume', '--all'], stage.env)).code).toBe(0);
+    const e2 = await runCli(['status', '--wait', '--seller', 'E2', '--json'], stage.env, 60_000);
+    expect(JSON.parse(e2.stdout).uploads[0]).toMatchObject({ registered: 60, failed: 0 });
+  }, 120_000);
+
+  it('shows a seller paused before its first upload, with why and by whom', async () => {
+    await runCli(['pause', '--seller', 'NEW1', '--reason', 'kyc pending'], stage.env);
+    const view = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout) as { sellers: Array<{ sellerId: string; paused: unknown }> };
+    expect(view.sellers.find((x) => x.sellerId === 'NEW1')?.paused).toMatchObject({ reason: 'kyc pending', by: 'operator' });
+    expect((await runCli(['status', '--seller', 'NEW1'], stage.env)).stdout).toContain('kyc pending');
+    await runCli(['resume', '--seller', 'NEW1'], stage.env);
+    const after = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout) as { sellers: Array<{ sellerId: string }> };
+    expect(after.sellers.some((x) => x.sellerId === 'NEW1')).toBe(false);
+  }, 60_000);
+
   it('says what is wrong with a usage mistake, in one sentence', async () => {
     const neither = await runCli(['pause'], stage.env);
     expect(neither.code).toBe(2);
