@@ -86,6 +86,8 @@ export function hostNameOf(host: string | undefined): string {
   }
 }
 
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
 const ASSET_TYPES: Record<string, string> = {
   'console.js': 'text/javascript; charset=utf-8',
   'row-reasons.js': 'text/javascript; charset=utf-8',
@@ -255,7 +257,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     }
     const a = accessOf(c);
     if (!a.ok || a.scope.kind !== 'operator') return c.html(messagePage(lang, STRINGS[lang].signIn), a.ok ? 403 : a.status);
-    return c.html(operatorPage(lang, viewOf(await deps.reader.read(), a.scope)));
+    return c.html(operatorPage(lang, viewOf(await deps.reader.read(), a.scope)), 200, NO_STORE);
   });
 
   app.get('/s/:token', async (c) => {
@@ -264,7 +266,8 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     const a = sellerAccess(token);
     if (!a.ok || a.scope.kind !== 'seller') return c.html(messagePage(lang, STRINGS[lang].forbidden), 403);
     const sellerId = a.scope.sellerId;
-    return c.html(sellerPage(lang, token, sellerId, viewOf(await deps.reader.read({ sellerId }), a.scope)));
+    // the page holds the link's token and the seller's data: no cache keeps it
+    return c.html(sellerPage(lang, token, sellerId, viewOf(await deps.reader.read({ sellerId }), a.scope)), 200, NO_STORE);
   });
 
   app.get('/api/uploads', async (c) => {
@@ -358,11 +361,19 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     if (!SELLER_ID.test(sellerId)) throw new ApiError(400, `seller ${JSON.stringify(sellerId.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
     return sellerId;
   };
+  /** The pause's reason: none is required (no body, or no `reason`), but a body that is not as console.md says is refused. */
   const reasonOf = async (c: Context): Promise<string> => {
-    let body: unknown = {};
-    if ((c.req.header('content-type') ?? '').includes('application/json')) body = await c.req.json().catch(() => ({}));
-    const reason = typeof (body as { reason?: unknown }).reason === 'string' ? stripControls((body as { reason: string }).reason).trim().slice(0, 200) : '';
-    return reason || 'paused by the operator';
+    const text = await c.req.text();
+    if (text.trim() === '') return 'paused by the operator';
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ApiError(400, 'the body must be JSON such as {"reason": "stock audit"} (or empty: a reason is not required).');
+    }
+    const given = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { reason?: unknown }).reason : body;
+    if (given !== undefined && typeof given !== 'string') throw new ApiError(400, 'the reason must be text, such as {"reason": "stock audit"}.');
+    return (given === undefined ? '' : stripControls(given).trim().slice(0, 200)) || 'paused by the operator';
   };
 
   app.post('/api/uploads/:id/cancel', async (c) => {
@@ -412,16 +423,17 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   app.get('/api/uploads/:id/report', async (c) => {
     const { scope } = requireAccess(c);
     const uploadId = c.req.param('id');
-    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known: check the id.`);
+    // one sentence for an upload that never existed, one that expired and another seller's
+    const unknown = () => new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known (it may have expired): check the id.`);
+    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw unknown();
     let found;
     try {
       found = await readReportRows(deps.redis, config, uploadId);
     } catch (err) {
-      if (err instanceof UnknownUpload) throw new ApiError(404, err.message);
+      if (err instanceof UnknownUpload) throw unknown();
       throw err;
     }
-    // another seller's upload is as unknown as one that never existed
-    if (scope.kind === 'seller' && found.sellerId !== scope.sellerId) throw new ApiError(404, `no upload ${uploadId} is known (it may have expired): check the id.`);
+    if (scope.kind === 'seller' && found.sellerId !== scope.sellerId) throw unknown();
     const failedOnly = c.req.query('failedOnly') === '1' || c.req.query('failedOnly') === 'true';
     const bytes = await buildReport(found.rows, { failedOnly, columns: found.columns });
     const name = `${failedOnly ? 'to-fix' : 'result'}-${found.sellerId}-${uploadId.slice(0, 8)}.xlsx`;

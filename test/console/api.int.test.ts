@@ -164,6 +164,47 @@ describe('console API', () => {
     expect((await fetch(`${s.url}/ops?token=wrong-token`)).status).toBe(403);
   });
 
+  it('steers sellers as status shows them: a pause before any upload, one seller resumed while everyone is paused; a bad body is 400', async () => {
+    const json = { ...ops, 'Content-Type': 'application/json' };
+    const pause = await fetch(`${s.url}/api/sellers/FRESH1/pause`, { method: 'POST', headers: json, body: '{"reason":"kyc pending"}' });
+    expect(pause.status).toBe(200);
+    expect(await pause.json()).toMatchObject({ sellerId: 'FRESH1', paused: { reason: 'kyc pending', by: 'operator' } });
+    const listed = (await (await fetch(`${s.url}/api/uploads`, { headers: ops })).json()) as { sellers: Array<{ sellerId: string; paused: unknown }> };
+    expect(listed.sellers.find((x) => x.sellerId === 'FRESH1')?.paused).toMatchObject({ reason: 'kyc pending' });
+    for (const body of ['{bad json', '{"reason":5}', '[1]']) {
+      const bad = await fetch(`${s.url}/api/sellers/FRESH1/pause`, { method: 'POST', headers: json, body });
+      expect(bad.status, body).toBe(400);
+      expect(Object.keys(await bad.json())).toEqual(['error']);
+    }
+    expect((await fetch(`${s.url}/api/sellers/FRESH1/resume`, { method: 'POST', headers: ops })).status).toBe(200);
+
+    expect((await fetch(`${s.url}/api/pause-all`, { method: 'POST', headers: json, body: '{"reason":"maintenance"}' })).status).toBe(200);
+    try {
+      const one = await fetch(`${s.url}/api/sellers/FRESH2/resume`, { method: 'POST', headers: ops });
+      expect(await one.json()).toMatchObject({ sellerId: 'FRESH2', paused: null });
+      const view = (await (await fetch(`${s.url}/api/uploads`, { headers: ops })).json()) as { sellers: Array<{ sellerId: string; paused: unknown }> };
+      expect(view.sellers.length).toBeGreaterThan(0);
+      for (const seller of view.sellers) expect(seller.paused, seller.sellerId).toMatchObject({ reason: 'maintenance' });
+    } finally {
+      expect((await fetch(`${s.url}/api/resume-all`, { method: 'POST', headers: ops })).status).toBe(200);
+    }
+  });
+
+  it("answers another seller's report as it answers an unknown one, and keeps no page in a cache", async () => {
+    const mine = await post(form(sheet('seller-c-7.xlsx'), 'c.xlsx', { seller: 'REP1' }));
+    expect(mine.status).toBe(200);
+    const link = s.sellerLink('REP2');
+    const token = link.slice(link.indexOf('/s/') + 3);
+    const others = await fetch(`${s.url}/api/uploads/${String(mine.body.uploadId)}/report?token=${token}`);
+    const unknown = await fetch(`${s.url}/api/uploads/0123456789abcdef01234567/report?token=${token}`);
+    expect([others.status, unknown.status]).toEqual([404, 404]);
+    const [a, b] = [(await others.json()) as { error: string }, (await unknown.json()) as { error: string }];
+    expect(a.error.replace(String(mine.body.uploadId), 'ID')).toBe(b.error.replace('0123456789abcdef01234567', 'ID'));
+    expect(a.error).not.toContain('bulk-register');
+    expect((await fetch(link)).headers.get('cache-control')).toBe('no-store');
+    expect((await fetch(`${s.url}/ops`, { headers: ops })).headers.get('cache-control')).toBe('no-store');
+  });
+
   it('refuses to start on a non-loopback host with no operator token, and to sign without a secret', async () => {
     const env = baseEnv({ REDIS_URL: s.stage.redis.url, CONSOLE_HOST: '0.0.0.0', CONSOLE_PORT: '0' });
     const r = await runCli(['console'], env, 20_000);

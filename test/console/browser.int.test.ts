@@ -227,6 +227,14 @@ describe('console in a browser', () => {
     await en.goto(s.sellerLink('WEB1'));
     expect(await en.getAttribute('html', 'lang')).toBe('en');
     expect(await en.locator('[data-test="register"]').textContent()).toBe('Register');
+    // in English the reason does not name its column a second time ("Row 3 · name is required")
+    await en.setInputFiles('[data-test="file"]', join(FIXTURES_DIR, 'with-errors.xlsx'));
+    await en.click('[data-test="check"]');
+    await en.waitForSelector('[data-test="errors"] [data-row]');
+    const english = await en.$$eval('[data-test="errors"] [data-row]', (items) => items.map((li) => `${li.querySelector('.where')!.textContent!} ${li.querySelector('.why')!.textContent!}`));
+    expect(english.length).toBeGreaterThan(0);
+    for (const line of english) expect(line).not.toMatch(/· (\w+) \1 /);
+    expect(english.some((line) => /^Row \d+ · \w+ is required$/.test(line))).toBe(true);
     await en.click('[data-test="lang-ko"]');
     expect(await en.locator('[data-test="register"]').textContent()).toBe('등록');
   });

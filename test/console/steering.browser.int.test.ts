@@ -87,6 +87,12 @@ describe('steering in the console', () => {
     await page.waitForSelector('[data-test="seller"][data-seller-id="WS2"] [data-test="upload"][data-state="paused"]', { timeout: 10_000 });
     const status = JSON.parse((await runCli(['status', '--seller', 'WS2', '--json'], s.stage.env)).stdout);
     expect(status.sellers[0].paused).toMatchObject({ reason: 'maintenance window', by: 'operator' });
+    // the seller's own page says why and by whom
+    const ws2 = await newPage();
+    await ws2.goto(`${s.sellerLink('WS2')}?lang=en`);
+    await ws2.waitForSelector('[data-test="seller-paused"]:not([hidden])', { timeout: 10_000 });
+    expect(await ws2.locator('[data-test="seller-paused"]').textContent()).toBe('Registrations for this seller are paused (paused by the operator: maintenance window)');
+    await ws2.close();
     await page.screenshot({ path: join(dir, 'ops-paused.png'), fullPage: true });
     await page.locator('[data-test="seller"][data-seller-id="WS2"] [data-test="resume"]').click();
     await page.waitForFunction(() => !document.querySelector('[data-test="seller"][data-seller-id="WS2"]')?.hasAttribute('data-paused'), undefined, { timeout: 10_000 });
@@ -95,6 +101,10 @@ describe('steering in the console', () => {
     await page.locator('[data-test="pause-all"]').click();
     await page.waitForSelector('[data-test="seller"][data-seller-id="WS3"][data-paused="marketplace maintenance"]', { timeout: 10_000 });
     await page.waitForSelector('[data-test="seller"][data-seller-id="WS2"][data-paused="marketplace maintenance"]', { timeout: 10_000 });
+    // one seller resumed while everyone is paused goes on; the others stay paused
+    await page.locator('[data-test="seller"][data-seller-id="WS2"] [data-test="resume"]').click();
+    await page.waitForFunction(() => !document.querySelector('[data-test="seller"][data-seller-id="WS2"]')?.hasAttribute('data-paused'), undefined, { timeout: 10_000 });
+    expect(await page.locator('[data-test="seller"][data-seller-id="WS3"]').getAttribute('data-paused')).toBe('marketplace maintenance');
     await page.locator('[data-test="resume-all"]').click();
     await page.waitForFunction(() => [...document.querySelectorAll('[data-test="seller"]')].every((el) => !el.hasAttribute('data-paused')), undefined, { timeout: 10_000 });
 
@@ -107,6 +117,9 @@ describe('steering in the console', () => {
     await sellerPage.goto(s.sellerLink('WS4'));
     await sellerPage.waitForSelector('[data-test="api"][data-available="0"]', { timeout: 10_000 });
     expect(await sellerPage.locator('[data-test="api"]').textContent()).toMatch(/unavailable/);
+    // an unfinished upload says it is held for the API, not throttled by the rule
+    await sellerPage.waitForSelector('[data-test="upload"] [data-test="held"]', { timeout: 10_000 });
+    expect(await sellerPage.locator('[data-test="upload"] [data-test="next-permit"]').count()).toBe(0);
     await page.screenshot({ path: join(dir, 'ops-api-down.png'), fullPage: true });
     await outage(false);
     await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 20_000 });

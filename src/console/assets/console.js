@@ -155,6 +155,12 @@ function setupForm(form) {
     }
   }
 
+  /** A bad row's reason beside its column: without the column's name again ("Row 3 · name is required"). */
+  function reasonBeside(e) {
+    const reason = rowReason(e.message, lang);
+    return reason.startsWith(`${e.column} `) ? reason.slice(e.column.length + 1) : reason;
+  }
+
   function showSummary(s, dryRun) {
     const invalidRows = new Set(s.errors.map((e) => e.row)).size;
     const valid = dryRun ? s.valid : s.rows - invalidRows;
@@ -169,7 +175,7 @@ function setupForm(form) {
     result.replaceChildren(...lines);
     errors.replaceChildren(...s.errors.map((e) =>
       h('li', { 'data-row': e.row, 'data-column': e.column },
-        h('span', { class: 'where' }, `${t.rowLabel} ${e.row} · ${t.columns[e.column] ?? e.column}`), ' ', h('span', { class: 'why' }, rowReason(e.message, lang)))));
+        h('span', { class: 'where' }, `${t.rowLabel} ${e.row} · ${t.columns[e.column] ?? e.column}`), ' ', h('span', { class: 'why' }, reasonBeside(e)))));
     errors.hidden = s.errors.length === 0;
   }
 
@@ -186,12 +192,15 @@ function paceText(seller) {
   return `${t.eta} ${duration(seller.etaMs)} (${by})`;
 }
 
-function uploadCard(u, seller) {
-  const finished = u.registered + u.duplicate + u.failed + (u.cancelled || 0);
+function uploadCard(u, seller, apiDown) {
+  // a cancelled upload's bar shows the rows that were sent, not the ones cancelled
+  const finished = u.registered + u.duplicate + u.failed + (u.state === 'cancelled' ? 0 : (u.cancelled || 0));
   const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
   const facts = [];
   if (!u.done && seller && seller.paused) {
     facts.push(h('span', { 'data-test': 'paused', class: 'error' }, `${t[`pausedBy_${seller.paused.by}`] || t.state_paused}: ${seller.paused.reason}`));
+  } else if (!u.done && apiDown) {
+    facts.push(h('span', { 'data-test': 'held', class: 'error' }, t.heldForApi));
   } else if (!u.done && seller) {
     facts.push(h('span', { 'data-test': 'next-permit' }, seller.nextPermitInMs > 0 ? `${t.nextPermit} ${duration(seller.nextPermitInMs)}` : t.permitFree));
     const eta = paceText(seller);
@@ -233,18 +242,24 @@ function renderApi(view) {
   el.textContent = down ? `${t.apiDown} ${new Date(view.api.since).toLocaleTimeString()}` : '';
 }
 
+const apiIsDown = (view) => Boolean(view.api && view.api.available === false);
+
 function renderSeller(view) {
   renderApi(view);
   const list = document.querySelector('[data-test="uploads"]');
   const seller = view.sellers[0];
+  // paused, whether or not an upload is under way: why and by whom
+  const paused = document.querySelector('[data-test="seller-paused"]');
+  paused.hidden = !(seller && seller.paused);
+  paused.textContent = seller && seller.paused ? `${t.sellerPaused} (${t[`pausedBy_${seller.paused.by}`] || t.state_paused}: ${seller.paused.reason})` : '';
   if (view.uploads.length === 0) return list.replaceChildren(h('p', { class: 'empty' }, t.noUploads));
   const active = document.activeElement;
-  list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller)));
+  list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller, apiIsDown(view))));
   refocus(list, active);
 }
 
 /** A seller's section on the operator page: its rule, its rate and its uploads. */
-function sellerSection(s, uploads) {
+function sellerSection(s, uploads, apiDown) {
   return h('section', {
     class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0',
     ...(s.paused ? { 'data-paused': s.paused.reason } : {}), 'data-rule-source': s.ruleSource || 'config',
@@ -257,7 +272,7 @@ function sellerSection(s, uploads) {
       s.paused
         ? kept(`resume:${s.sellerId}:${s.paused.since}`, () => button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`)))
         : kept(`pause:${s.sellerId}`, () => pauseControl((reason) => post(`/api/sellers/${encodeURIComponent(s.sellerId)}/pause`, { reason }), 'pause'))),
-    h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s))));
+    h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s, apiDown))));
 }
 
 /** Pause with an optional reason (an input beside the button). */
@@ -319,10 +334,10 @@ function renderOps(view) {
   const [start, end] = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : [];
   const next = sellers.map((s) => {
     const uploads = uploadsOf.get(s.sellerId) || [];
-    const data = JSON.stringify([s, uploads]);
+    const data = JSON.stringify([s, uploads, apiIsDown(view)]);
     const known = sellerSections.get(s.sellerId);
     if (known && known.data === data) return known.el;
-    const el = sellerSection(s, uploads);
+    const el = sellerSection(s, uploads, apiIsDown(view));
     sellerSections.set(s.sellerId, { data, el });
     return el;
   });
@@ -345,6 +360,14 @@ function connect() {
   source.addEventListener('error', () => {
     live.dataset.live = '0';
     live.textContent = t.offline;
+    // a seller link that expired while the page was open: say so, instead of reconnecting for ever
+    if (page !== 'seller') return;
+    fetch(withToken('/api/uploads')).then((res) => {
+      if (res.status !== 403) return;
+      source.close();
+      live.textContent = t.linkExpired;
+      live.classList.add('error');
+    }, () => undefined);
   });
 }
 

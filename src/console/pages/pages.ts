@@ -84,6 +84,7 @@ export function sellerPage(lang: Lang, token: string, sellerId: string, initial:
 </section>
 <section class="card">
   <h2>${t.progressHead}</h2>
+  <p class="error" data-test="seller-paused" hidden></p>
   <div class="uploads" data-test="uploads"><p class="empty">${t.noUploads}</p></div>
 </section>`;
   return layout(lang, t.title, body, { page: 'seller', token, seller: sellerId }, initial);
