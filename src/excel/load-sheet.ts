@@ -24,7 +24,8 @@ export async function loadSheet(path: string): Promise<LoadedSheet> {
   let size: number;
   try {
     const info = await stat(path);
-    if (!info.isFile()) throw new UploadRejected(`${path} is not a file: give the path of the .xlsx sheet.`);
+    // the path is the seller's, as typed: never at the start of the sentence, where it could be capitalised
+    if (!info.isFile()) throw new UploadRejected(`the path ${path} is ${info.isDirectory() ? 'a folder' : 'not a regular file'}: give the path of the .xlsx sheet itself.`);
     size = info.size;
   } catch (err) {
     if (err instanceof UploadRejected) throw err;

@@ -104,6 +104,21 @@ function readText(field: Field, cell: SheetCell | undefined): Check<string> {
   return { ok: true, value: text === '' ? undefined : text };
 }
 
+/**
+ * A number written with thousands separators (a comma or a space): 1-3 digits,
+ * then groups of exactly 3 ("12,000", "1,234,567", "12 000").
+ */
+const WELL_GROUPED = /^[+-]?\d{1,3}([,\s]\d{3})+(\.\d+)?$/;
+
+/**
+ * `n`, or the whole number it is within floating-point noise of: a formula
+ * such as `=12000*1.1` saves 13200.000000000002, which the seller sees as 13200.
+ */
+export function nearWhole(n: number): number {
+  const whole = Math.round(n);
+  return Math.abs(n - whole) <= Math.max(1e-9, Math.abs(whole) * 1e-12) ? whole : n;
+}
+
 function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   const { min, max } = WHOLE_LIMITS[field]!;
   const rule = `${field} must be a whole number from ${fmt(min)} to ${fmt(max)}`;
@@ -114,12 +129,17 @@ function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   if (cell.kind === 'number') {
     n = cell.value;
   } else if (cell.kind === 'text') {
-    const compact = cell.text.replace(/[\s,]/g, '');
-    if (!/^[+-]?\d+(\.\d+)?$/.test(compact)) return { ok: false, message: `${rule} (got ${quote(cell.text.trim())})` };
-    n = Number(compact);
+    const text = cell.text.trim();
+    const plain = text.replace(/[,\s]/g, '');
+    if (!/^[+-]?\d+(\.\d+)?$/.test(plain)) return { ok: false, message: `${rule} (got ${quote(text)})` };
+    if (plain !== text && !WELL_GROUPED.test(text)) {
+      return { ok: false, message: `${rule} (got ${quote(text)}); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators` };
+    }
+    n = Number(plain);
   } else {
     return { ok: false, message: `${rule} (got ${displayText(cell)})` };
   }
+  n = nearWhole(n);
   if (!Number.isInteger(n)) return { ok: false, message: `${rule}; ${n} is not a whole number` };
   if (n < min || n > max) return { ok: false, message: `${rule} (got ${fmt(n)})` };
   return { ok: true, value: n };
@@ -185,6 +205,8 @@ function readExtra(header: string, cell: SheetCell | undefined): Check<string> {
  *   with the same header, no products, too many rows).
  */
 export function parseProducts(sheet: SheetData): ParsedSheet {
+  // how messages name the sheet: a CSV file is its own one sheet
+  const where = sheet.sheetName === undefined ? 'the file' : 'the sheet';
   const columns = new Map<Field, number>();
   const warnings: string[] = [];
   const layout: SheetColumn[] = [];
@@ -198,7 +220,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     const earlier = headed.get(key);
     if (earlier !== undefined) {
       throw new UploadRejected(
-        `the sheet has two columns headed ${quote(text)} (columns ${columnLetter(earlier)} and ${columnLetter(index)}): remove one or give it another header, and upload again.`,
+        `${where} has two columns headed ${quote(text)} (columns ${columnLetter(earlier)} and ${columnLetter(index)}): remove one or give it another header, and upload again.`,
       );
     }
     headed.set(key, index);
@@ -217,7 +239,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   if (missing.length > 0) {
     const names = missing.map((f) => `"${f}"`).join(', ');
     throw new UploadRejected(
-      `the sheet "${stripControls(sheet.sheetName)}" has no ${names} column${missing.length > 1 ? 's' : ''} in row 1: add the header${missing.length > 1 ? 's' : ''} (see the template) and upload again.`,
+      `${sheet.sheetName === undefined ? where : `${where} "${stripControls(sheet.sheetName)}"`} has no ${names} column${missing.length > 1 ? 's' : ''} in row 1: add the header${missing.length > 1 ? 's' : ''} (see the template) and upload again.`,
     );
   }
 
@@ -228,7 +250,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       `the file has ${count} product rows; at most ${fmt(MAX_PRODUCT_ROWS)} are allowed: split it into several files.`,
     );
   }
-  if (productRows.length === 0) throw new UploadRejected('no products found: the sheet has a header row but no product rows.');
+  if (productRows.length === 0) throw new UploadRejected(`no products found: ${where} has a header row but no product rows.`);
 
   const valid: ParsedRow[] = [];
   const errors: RowError[] = [];

@@ -48,16 +48,7 @@ export function toSheetCell(value: unknown): SheetCell {
     if (Array.isArray(v.richText)) {
       return textOf(v.richText.map((run: { text?: unknown }) => String(run?.text ?? '')).join(''));
     }
-    if ('formula' in v || 'sharedFormula' in v) {
-      // exceljs's stream reader drops error results (#DIV/0!, #REF!), so both read as "no result".
-      if (!('result' in v) || v.result === undefined) return { kind: 'error', text: 'a formula with no saved result (an error, or never calculated): type the value instead' };
-      const result = v.result;
-      if (typeof result === 'number' && Number.isNaN(result)) return { kind: 'error', text: 'a formula whose result is an error' };
-      if (result !== null && typeof result === 'object' && 'error' in result) {
-        return { kind: 'error', text: `a formula whose result is ${String((result as { error: unknown }).error)}` };
-      }
-      return toSheetCell(result);
-    }
+    if ('formula' in v || 'sharedFormula' in v) return formulaCell(v.result);
     if ('error' in v) return { kind: 'error', text: `the error ${String(v.error)}` };
     if ('text' in v || 'hyperlink' in v) {
       const text = toSheetCell(v.text);
@@ -67,12 +58,36 @@ export function toSheetCell(value: unknown): SheetCell {
   return { kind: 'error', text: 'a value that cannot be read' };
 }
 
-function rowCells(values: unknown): SheetCell[] {
-  // exceljs row.values is 1-based: index 0 is unused.
-  const list = Array.isArray(values) ? values : [];
+/**
+ * A formula cell's saved result -> SheetCell. An empty-string result (a
+ * template's `=IF(Z5="","",Z5)` dragged down) is an empty cell; no result at
+ * all is an error for the cell.
+ */
+export function formulaCell(result: unknown): SheetCell {
+  // exceljs's stream reader keeps no error text: a saved #DIV/0! or #REF! arrives as NaN.
+  if (result === undefined) return { kind: 'error', text: 'a formula with no saved result (an error, or never calculated): type the value instead' };
+  if (result === '') return EMPTY;
+  if (typeof result === 'number' && Number.isNaN(result)) return { kind: 'error', text: 'a formula whose result is an error: fix the formula or type the value instead' };
+  if (result !== null && typeof result === 'object' && 'error' in result) {
+    return { kind: 'error', text: `a formula whose result is ${String((result as { error: unknown }).error)}: fix the formula or type the value instead` };
+  }
+  return toSheetCell(result);
+}
+
+/** The part of an exceljs stream row that is read. */
+interface StreamRow {
+  number: number;
+  eachCell(iteratee: (cell: { type: number; value: unknown; result?: unknown }, col: number) => void): void;
+}
+
+function rowCells(row: StreamRow): SheetCell[] {
   const out: SheetCell[] = [];
-  const end = Math.min(list.length, MAX_COLUMNS + 1);
-  for (let i = 1; i < end; i++) out.push(toSheetCell(list[i]));
+  // A formula cell's `value` drops a falsy result ('', 0, FALSE); its `result` keeps it.
+  row.eachCell((cell, col) => {
+    if (col > MAX_COLUMNS) return;
+    out[col - 1] = cell.type === ExcelJS.ValueType.Formula ? formulaCell(cell.result) : toSheetCell(cell.value);
+  });
+  for (let i = 0; i < out.length; i++) out[i] ??= EMPTY;
   return out;
 }
 
@@ -96,7 +111,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<Sh
   let firstSeen: string | undefined;
   try {
     for await (const worksheet of reader) {
-      const ws = worksheet as unknown as { name?: string; state?: string } & AsyncIterable<{ number: number; values: unknown }>;
+      const ws = worksheet as unknown as { name?: string; state?: string } & AsyncIterable<StreamRow>;
       const sheets = (reader as unknown as ReaderWithModel).model?.sheets;
       target ??= sheets && sheets.length > 0 ? pickSheet(sheets) : undefined;
       const name = ws.name ?? '';
@@ -112,7 +127,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<Sh
       const rows: SheetRow[] = [];
       let overLimit = false;
       for await (const row of ws) {
-        const cells = rowCells(row.values);
+        const cells = rowCells(row);
         if (row.number === 1) {
           header = cells;
           continue;

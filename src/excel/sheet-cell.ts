@@ -16,7 +16,8 @@ export interface SheetRow {
 }
 
 export interface SheetData {
-  sheetName: string;
+  /** The worksheet's name; absent for a CSV file, which is its own one sheet. */
+  sheetName?: string;
   header: SheetCell[];
   /** Non-empty rows after the header, in order; reading stops after `stopAfter` + 1 of them. */
   rows: SheetRow[];

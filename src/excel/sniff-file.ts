@@ -4,6 +4,8 @@
  */
 import { extname } from 'node:path';
 import { UploadRejected } from './errors.js';
+import { REQUIRED, fieldForHeader } from './fields.js';
+import { decodeCsv, detectDelimiter } from './read-csv.js';
 import { readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -21,22 +23,53 @@ export type SheetFormat = 'xlsx' | 'csv';
 const has = (bytes: Buffer, text: string, encoding: BufferEncoding = 'latin1') =>
   bytes.indexOf(Buffer.from(text, encoding)) !== -1;
 
-function looksLikeText(bytes: Buffer): boolean {
+/**
+ * The share of control bytes (other than tab and line breaks) in the first
+ * 4 KiB: 1 when it holds a NUL byte, which no 8-bit text holds.
+ */
+function controlShare(bytes: Buffer): number {
   const sample = bytes.subarray(0, 4096);
-  if (sample.length === 0) return false;
+  if (sample.length === 0) return 1;
   let control = 0;
-  for (const b of sample) if (b < 9 || (b > 13 && b < 32)) control++;
-  return control / sample.length < 0.01;
+  for (const b of sample) {
+    if (b === 0) return 1;
+    if (b < 9 || (b > 13 && b < 32)) control++;
+  }
+  return control / sample.length;
+}
+
+/** True when the bytes start with the byte order mark of UTF-16 (LE or BE), as Excel's "Unicode Text" writes. */
+export function hasUtf16Bom(bytes: Buffer): boolean {
+  return (bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff);
+}
+
+/**
+ * True when text reads as a table: its first line names one of the sheet's
+ * columns, or its first lines hold the same number (2 or more) of
+ * comma-, semicolon- or tab-separated cells.
+ */
+export function looksLikeCsv(text: string): boolean {
+  const lines = text.split(/\r\n|\n|\r/).filter((line) => line.trim() !== '').slice(0, 5);
+  if (lines.length === 0) return false;
+  const delimiter = detectDelimiter(lines[0]!);
+  const first = lines[0]!.split(delimiter);
+  if (first.some((cell) => fieldForHeader(cell.replace(/"/g, '').trim()) !== undefined)) return true;
+  return lines.length >= 2 && first.length >= 2 && lines.every((line) => line.split(delimiter).length === first.length);
 }
 
 /**
  * @returns the format to read the bytes as, and warnings for the seller.
- * @throws UploadRejected for anything that is not an .xlsx workbook (or CSV text in a .csv file).
+ * @throws UploadRejected for anything that is not an .xlsx workbook (or CSV text in a .csv, .txt or .tsv file).
  */
 export function sniffFile(bytes: Buffer, fileName: string): { format: SheetFormat; warnings: string[]; entries?: ZipEntry[]; named: string } {
   const ext = extname(fileName).toLowerCase() || '(none)';
   const named = ext === '(none)' ? 'this file' : `this ${ext} file`;
-  if (bytes.length === 0) throw new UploadRejected('the file is empty: save the sheet as .xlsx and upload it again.');
+  const csvName = ext === '.csv' || ext === '.txt' || ext === '.tsv';
+  if (bytes.length === 0) {
+    throw new UploadRejected(csvName
+      ? 'the file is empty: export the sheet as CSV again (or save it as .xlsx) and upload the new file.'
+      : 'the file is empty: save the sheet as .xlsx and upload it again.');
+  }
   if (bytes.length > MAX_FILE_BYTES) throw tooLarge(bytes.length);
 
   if (bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 3 || bytes[2] === 5) && (bytes[3] === 4 || bytes[3] === 6)) {
@@ -67,22 +100,33 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
     }
     throw new UploadRejected('legacy .xls is not supported: save the file as .xlsx.');
   }
-  if (looksLikeText(bytes)) {
-    const head = bytes.subarray(0, 2048).toString('utf8').replace(/^\uFEFF/, '').trimStart().toLowerCase();
-    if (head.startsWith('<')) {
-      if (head.includes('<html') || head.includes('<table') || head.includes('<!doctype')) {
+  if (bytes.subarray(0, 5).toString('latin1') === '%PDF-') {
+    throw new UploadRejected(`${named} is a PDF document, not a workbook: upload the sheet saved as .xlsx.`);
+  }
+  const utf16 = hasUtf16Bom(bytes);
+  const control = utf16 ? 0 : controlShare(bytes);
+  if (control < 0.01) {
+    // decoded as the CSV reader would (UTF-8, UTF-16 or CP949), so that Korean headers are recognised
+    const head = decodeCsv(bytes).text.slice(0, 4096).replace(/^\uFEFF/, '').trimStart();
+    const lower = head.toLowerCase();
+    if (lower.startsWith('<')) {
+      if (lower.includes('<html') || lower.includes('<table') || lower.includes('<!doctype')) {
         throw new UploadRejected(`${named} holds a web page (HTML), not a workbook: open it in Excel and save it as .xlsx.`);
       }
-      if (head.includes('urn:schemas-microsoft-com:office:spreadsheet')) {
+      if (lower.includes('urn:schemas-microsoft-com:office:spreadsheet')) {
         throw new UploadRejected(`${named} is an Excel 2003 XML spreadsheet: open it in Excel and save it as .xlsx.`);
       }
       throw new UploadRejected(`${named} holds XML text, not a workbook: save the sheet as .xlsx.`);
     }
-    if (ext === '.csv' || ext === '.txt' || ext === '.tsv') return { format: 'csv', warnings: [], named };
-    throw new UploadRejected(`${named} holds CSV text: save it as .xlsx or rename it .csv.`);
+    if (csvName) return { format: 'csv', warnings: [], named };
+    if (looksLikeCsv(head)) throw new UploadRejected(`${named} holds CSV text: save it as .xlsx or rename it .csv.`);
+    throw new UploadRejected(
+      `${named} holds plain text, not a product sheet (its first line names none of the columns ${REQUIRED.join(', ')}): upload the sheet saved as .xlsx.`,
+    );
   }
-  if (ext === '.csv') return { format: 'csv', warnings: [], named };
-  if (bytes[0] === 0x25 && has(bytes.subarray(0, 5), '%PDF')) throw new UploadRejected(`${named} is a PDF document, not a workbook: upload the sheet saved as .xlsx.`);
+  // a CSV may carry a few stray control characters in its cells (the rules strip them)
+  if (csvName && control < 0.1) return { format: 'csv', warnings: [], named };
+  if (csvName) throw new UploadRejected(`${named} holds binary data, not CSV text or a spreadsheet: export the sheet as CSV again or save it as .xlsx, and upload the new file.`);
   throw new UploadRejected(`${named} is not an .xlsx workbook (its content is not recognised): save the sheet as .xlsx.`);
 }
 

@@ -72,7 +72,46 @@ describe('cells as real spreadsheets hold them', () => {
     expect(s.valid.map((v) => v.product.price)).toEqual([12000]);
     expect(s.errors).toEqual([
       { row: 3, column: 'price', message: expect.stringContaining('a formula with no saved result') },
-      { row: 4, column: 'price', message: expect.stringContaining('a formula with no saved result') },
+      { row: 4, column: 'price', message: expect.stringContaining('a formula whose result is an error') },
+    ]);
+  });
+
+  it('reads a formula whose saved result is "" as an empty cell, and one whose result is 0 as 0', async () => {
+    const blank = (row: number) => ({ formula: `IF(Z${row}="","",Z${row})`, result: '' }) as ExcelJS.CellValue;
+    const rows: ExcelJS.CellValue[][] = [
+      ['A-1', 'Mug', 100, { formula: 'Z2-Z2', result: 0 } as ExcelJS.CellValue, 'C1', blank(2)],
+      ['A-2', blank(3), 100, 1, 'C1'],
+      ['A-3', 'Pot', { formula: 'Z4' } as unknown as ExcelJS.CellValue, 1, 'C1'],
+    ];
+    // a template's formulas dragged down to row 700, showing nothing: blank rows, not products
+    for (let row = 5; row <= 700; row++) rows.push(Array.from({ length: 8 }, () => blank(row)));
+    const s = await parse(await buildSheet(ENGLISH_HEADERS, rows));
+    expect(s.rows).toBe(3);
+    expect(s.valid.map((v) => v.product)).toEqual([{ sku: 'A-1', name: 'Mug', price: 100, stock: 0, category: 'C1' }]);
+    expect(s.errors).toEqual([
+      { row: 3, column: 'name', message: 'name is required' },
+      { row: 4, column: 'price', message: 'price holds a formula with no saved result (an error, or never calculated): type the value instead' },
+    ]);
+  });
+
+  it('does not count rows of formulas showing "" towards the 500', async () => {
+    const rows: ExcelJS.CellValue[][] = productRows(sampleProducts('A', 500));
+    for (let row = 502; row <= 700; row++) rows.push(Array.from({ length: 5 }, () => ({ formula: `IF(Z${row}="","",Z${row})`, result: '' }) as ExcelJS.CellValue));
+    expect((await parse(await buildSheet(ENGLISH_HEADERS, rows))).valid).toHaveLength(500);
+  });
+
+  it('reads a whole number with floating-point noise as that number, and still refuses a fraction', async () => {
+    const s = await parse(await buildSheet(ENGLISH_HEADERS, [
+      ['A-1', 'Mug', { formula: '12000*1.1', result: 12000 * 1.1 } as ExcelJS.CellValue, 1, 'C1'],
+      ['A-2', 'Cup', 12000 * 1.1, { formula: '0.1*30', result: 0.1 * 30 } as ExcelJS.CellValue, 'C1'],
+      ['A-3', 'Pot', 13200.5, 1, 'C1'],
+      ['A-4', 'Pan', 999_999_999.6, 1, 'C1'],
+    ]));
+    expect(12000 * 1.1).not.toBe(13200);
+    expect(s.valid.map((v) => [v.product.price, v.product.stock])).toEqual([[13200, 1], [13200, 3]]);
+    expect(s.errors).toEqual([
+      { row: 4, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000; 13200.5 is not a whole number' },
+      { row: 5, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000; 999999999.6 is not a whole number' },
     ]);
   });
 
@@ -93,6 +132,27 @@ describe('cells as real spreadsheets hold them', () => {
     ]));
     expect(s.valid.map((v) => [v.product.price, v.product.stock])).toEqual([[12000, 30], [12000, 1000]]);
     expect(s.errors.filter((e) => e.row === 4).map((e) => e.column)).toEqual(['price', 'stock']);
+  });
+
+  it('accepts only well-formed thousands separators in numbers stored as text', async () => {
+    const s = await parse(await buildSheet(ENGLISH_HEADERS, [
+      ['A-1', 'Mug', '1,234,567', '12,000', 'C1'],
+      ['A-2', 'Cup', '12 000', ' 1,000 ', 'C1'],
+      ['A-3', 'Pot', '12,00', '1,2,3', 'C1'],
+      ['A-4', 'Pan', '1,2345', '1 2 3', 'C1'],
+      ['A-5', 'Jar', '12,000원', '12,000.5', 'C1'],
+    ]));
+    expect(s.valid.map((v) => [v.product.price, v.product.stock])).toEqual([[1234567, 12000], [12000, 1000]]);
+    const misplaced = (field: string, rule: string, got: string) =>
+      `${field} must be a whole number from ${rule} (got "${got}"); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators`;
+    expect(s.errors).toEqual([
+      { row: 4, column: 'price', message: misplaced('price', '1 to 1,000,000,000', '12,00') },
+      { row: 4, column: 'stock', message: misplaced('stock', '0 to 99,999', '1,2,3') },
+      { row: 5, column: 'price', message: misplaced('price', '1 to 1,000,000,000', '1,2345') },
+      { row: 5, column: 'stock', message: misplaced('stock', '0 to 99,999', '1 2 3') },
+      { row: 6, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000 (got "12,000원")' },
+      { row: 6, column: 'stock', message: 'stock must be a whole number from 0 to 99,999; 12000.5 is not a whole number' },
+    ]);
   });
 
   it('refuses dates in every field', async () => {
@@ -187,6 +247,25 @@ describe('files that cannot be used', () => {
     expect(await rejection(parse(Buffer.from('sku,name\nA,B\n'), 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
   });
 
+  it('says what other content is instead of calling it CSV', async () => {
+    expect(await rejection(parse(Buffer.from('%PDF-1.4\n%\u00e2\u00e3\u00cf\u00d3\n1 0 obj\n'), 'p.xlsx'))).toBe('this .xlsx file is a PDF document, not a workbook: upload the sheet saved as .xlsx.');
+    // mostly text, but with NUL bytes: binary
+    const binary = Buffer.concat([Buffer.from('sku,name,price,stock,category\n'), Buffer.from([0, 1, 2, 0]), Buffer.from('A,Mug,100,1,C1\n'.repeat(200))]);
+    expect(await rejection(parse(binary, 'p.xlsx'))).toBe('this .xlsx file is not an .xlsx workbook (its content is not recognised): save the sheet as .xlsx.');
+    expect(await rejection(parse(Buffer.from([0, 1, 2, 3, 255, 254, 0, 0, 9, 10]), 'p.csv'))).toBe(
+      'this .csv file holds binary data, not CSV text or a spreadsheet: export the sheet as CSV again or save it as .xlsx, and upload the new file.',
+    );
+    const notASheet = 'this .xlsx file holds plain text, not a product sheet (its first line names none of the columns sku, name, price, stock, category): upload the sheet saved as .xlsx.';
+    expect(await rejection(parse(Buffer.from('this is not a spreadsheet at all, just text\n'), 'p.xlsx'))).toBe(notASheet);
+    expect(await rejection(parse(Buffer.from('root:$6$abc$def:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n'), 'p.xlsx'))).toBe(notASheet);
+    // a table with other headers still reads as CSV
+    expect(await rejection(parse(Buffer.from('code;title;amount\n1;Mug;100\n'), 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
+    // Korean headers, in the CP949 Korean Excel writes, one line only
+    const korean = readFileSync(join(FIXTURES_DIR, 'products-cp949.csv'));
+    const headerLine = korean.subarray(0, korean.indexOf(0x0a) + 1);
+    expect(await rejection(parse(headerLine, 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
+  });
+
   it('rejects legacy .xls and password-protected workbooks', async () => {
     const ole = Buffer.alloc(2048);
     Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(ole);
@@ -213,6 +292,15 @@ describe('files that cannot be used', () => {
     writeFileSync(path, Buffer.alloc(10 * 1024 * 1024 + 1));
     expect(await rejection(loadSheet(path))).toContain('at most 10 MiB');
     expect(await rejection(loadSheet(join(dir, 'missing.xlsx')))).toContain('does not exist');
+  });
+
+  it('names a folder by its path as given, not at the start of the sentence (which the CLI capitalises)', async () => {
+    const { mkdirSync, mkdtempSync } = await import('node:fs');
+    const folder = join(mkdtempSync(join((await import('node:os')).tmpdir(), 'br-')), 'myfolder');
+    mkdirSync(folder);
+    const msg = await rejection(loadSheet(folder));
+    expect(msg).toBe(`the path ${folder} is a folder: give the path of the .xlsx sheet itself.`);
+    expect(await rejection(loadSheet('myfolder-that-is-missing.xlsx'))).toMatch(/^the file myfolder-that-is-missing\.xlsx does not exist/);
   });
 });
 
