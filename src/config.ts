@@ -28,7 +28,21 @@ const redisUrl = z
     } catch {
       return false;
     }
-  }, 'expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379');
+  }, 'expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379')
+  // (a URL that cannot be read at all is refused above, once)
+  .refine((v) => !URL.canParse(v) || databaseInUrl(v) !== undefined, 'the database must be a number, as in redis://127.0.0.1:6379/0 (or none: database 0)');
+
+/** The database number a Redis URL selects (its path, or ?db=): 0 when none; undefined when it is not a number. */
+export function databaseInUrl(url: string): number | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const given = u.searchParams.get('db') ?? (u.pathname === '' || u.pathname === '/' ? '0' : u.pathname.slice(1));
+  return /^\d{1,5}$/.test(given) ? Number(given) : undefined;
+}
 
 const httpUrl = z
   .string()
@@ -184,6 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError([...new Set(sentences)].join(' '));
   }
   const c = parsed.data;
+  if (c.REDIS_CLUSTER_NODES.length > 0 && databaseInUrl(c.REDIS_URL) !== 0) {
+    throw new ConfigError('REDIS_URL selects a database other than 0, but REDIS_CLUSTER_NODES is set and a Redis Cluster has only database 0: drop the database from REDIS_URL.');
+  }
   if (c.REDIS_CLUSTER_NODES.length > 0 && c.REDIS_SENTINELS.length > 0) {
     throw new ConfigError('REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: set one of them (a Redis Cluster, or a master found through Sentinels).');
   }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { Config } from './config.js';
+import { databaseInUrl, type Config } from './config.js';
 import { maskUrl } from './logger.js';
 import { LUA_DIR } from './paths.js';
 
@@ -216,6 +216,23 @@ export function describeRedis(config: Config): string {
     : `Redis at ${maskUrl(config.redisUrl)}`;
 }
 
+/**
+ * Whether the database REDIS_URL selects exists: ioredis answers a failed SELECT at
+ * connect with an 'error' event and goes on in database 0, where every key would then
+ * be written. Returns the sentence that refuses the run, or undefined when it exists.
+ */
+export async function missingDatabase(client: RedisClient, config: Config): Promise<string | undefined> {
+  const db = config.redisClusterNodes.length > 0 ? 0 : databaseInUrl(config.redisUrl) ?? 0;
+  if (db === 0) return undefined;
+  try {
+    await (client as Redis).select(db);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof Error) || !/DB index|out of range|invalid/i.test(err.message)) throw err;
+    return `REDIS_URL selects database ${db}, which ${describeRedis(config)} does not have (${err.message}): use a database it has (0 to 15 unless its "databases" setting allows more).`;
+  }
+}
+
 /** How long a command-line run waits to reach Redis at start (ms). */
 const CONNECT_BOUND_MS = 10_000;
 
@@ -240,6 +257,11 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     );
   } finally {
     clearTimeout(timer);
+  }
+  const missing = await missingDatabase(client, config);
+  if (missing) {
+    client.disconnect();
+    throw new RedisUnavailable(missing);
   }
 }
 

@@ -18,6 +18,24 @@ const sheet = join(FIXTURES_DIR, 'seller-c-7.xlsx');
 const envFor = (r: TestRedis) => baseEnv({ REDIS_URL: r.url, QUEUE_PREFIX: '{checks}', REGISTRATION_API_URL: 'http://127.0.0.1:9' });
 
 describe('Redis settings at start-up', () => {
+  it('a database REDIS_URL selects that this Redis lacks stops upload and workers with one sentence, and nothing is written to database 0', async () => {
+    redis = await startRedis(['--databases', '4']);
+    const env = { ...envFor(redis), REDIS_URL: `${redis.url}/9` };
+    const upload = await runCli(['upload', sheet, '--seller', 'DB9', '--json'], env);
+    expect(upload.code).toBe(1);
+    expect(upload.stdout).toBe('');
+    expect(upload.stderr).toMatch(/^REDIS_URL selects database 9, which Redis at redis:\/\/127\.0\.0\.1:\d+\/9 does not have \(ERR DB index is out of range\): use a database it has/);
+    expect(upload.stderr.trim().split('\n')).toHaveLength(1);
+    const workers = await runCli(['workers', '--processes', '1'], env, 30_000);
+    expect(workers.code).toBe(1);
+    expect(workers.stdout).toMatch(/REDIS_URL selects database 9/);
+    expect(await redis.client().dbsize()).toBe(0);
+    // one it has is used
+    const ok = await runCli(['upload', sheet, '--seller', 'DB3', '--json'], { ...env, REDIS_URL: `${redis.url}/3` });
+    expect(ok.code).toBe(0);
+    expect(await redis.client().dbsize()).toBe(0);
+  });
+
   it('upload warns about an evicting Redis, and with --strict refuses and enqueues nothing', async () => {
     redis = await startRedis(['--maxmemory-policy', 'allkeys-lru']);
     const env = envFor(redis);

@@ -20,6 +20,11 @@ export function safeText(text: string): string {
   return maskUrl(stripControls(text));
 }
 
+/** A command cannot start as asked (a port taken, say); the message is one sentence saying what to change. */
+export class CannotStart extends Error {
+  override readonly name = 'CannotStart';
+}
+
 /** Writes the one sentence for `err` on stderr and returns the exit code it calls for. */
 export function explain(err: unknown): number {
   if (err instanceof UsageError) {
@@ -30,7 +35,7 @@ export function explain(err: unknown): number {
     process.stderr.write(`${safeText(err.message.charAt(0).toUpperCase() + err.message.slice(1))}\n`);
     return EXIT.notReplicated;
   }
-  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured || err instanceof ConsoleRefused;
+  const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured || err instanceof ConsoleRefused || err instanceof CannotStart;
   const message = err instanceof Error ? err.message : String(err);
   const sentence = known ? message : `unexpected error: ${message}`;
   process.stderr.write(`${safeText(sentence.charAt(0).toUpperCase() + sentence.slice(1))}\n`);

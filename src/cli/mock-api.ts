@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { CannotStart } from './exit.js';
 import { MockRegistrationApi, parseLatency, parseLimits } from '../mock-api/server.js';
 import { MockMarketplace, type MarketplaceClient } from '../mock-api/marketplace.js';
 
@@ -82,7 +83,16 @@ export function marketplaceFromEnv(config: Config, env: NodeJS.ProcessEnv, log?:
 export async function mockApiCommand(port: number, config: Config, log: Logger, opts: { marketplace?: boolean } = {}): Promise<number> {
   const api = opts.marketplace ? marketplaceFromEnv(config, process.env, log) : mockApiFromEnv(config, process.env, log);
   const what = opts.marketplace ? 'mock marketplace' : 'mock registration API';
-  const bound = await api.listen(port, process.env.MOCK_API_HOST ?? '127.0.0.1');
+  const host = process.env.MOCK_API_HOST ?? '127.0.0.1';
+  let bound: number;
+  try {
+    bound = await api.listen(port, host);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CannotStart(`port ${port} on ${host} is taken: pick a free one with --port.`);
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CannotStart(`the ${what} cannot listen on ${host}:${port} (${code}): pick another port with --port, or another MOCK_API_HOST.`);
+    throw err;
+  }
   log.info({ port: bound, limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, `${what} listening`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());

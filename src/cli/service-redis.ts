@@ -7,7 +7,8 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
-import { createRedis, describeRedis, type RedisClient } from '../redis.js';
+import { createRedis, describeRedis, missingDatabase, type RedisClient } from '../redis.js';
+import { EXIT } from './exit.js';
 
 /**
  * @param opts.persistence also warn about a single Redis that keeps nothing on disk
@@ -25,6 +26,12 @@ export async function connectService(config: Config, log: Logger, opts: { strict
   redis.connect().catch(() => undefined);
   const checked = new Promise<void>((resolve, reject) => {
     redis.once('ready', () => {
+      missingDatabase(redis, config).then((missing) => {
+        if (missing === undefined) return;
+        // not a warning: run on, and every key would go to database 0
+        log.error(missing);
+        process.exit(EXIT.failure);
+      }, () => undefined);
       checkRedisSettings(redis, { persistence: Boolean(opts.persistence) }).then((findings) => {
         for (const f of findings) log.warn({ check: f.kind }, f.message);
         refuseIfStrict(findings, Boolean(opts.strict));

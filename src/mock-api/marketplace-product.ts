@@ -19,7 +19,7 @@ export function marketplaceProductProblem(body: unknown, invalidCategories: Read
   const text = (f: string, min: number, max: number): ProductProblem | undefined => {
     const v = body[f];
     if (v === undefined && min === 0) return undefined;
-    if (typeof v !== 'string' || v.length < min || v.length > max) return { message: `${f} must be text of ${min}-${max} characters`, field: f };
+    if (typeof v !== 'string' || [...v].length < min || [...v].length > max) return { message: `${f} must be text of ${min}-${max} characters`, field: f };
     return undefined;
   };
   const whole = (f: string, min: number, max: number): ProductProblem | undefined => {
@@ -37,7 +37,7 @@ export function marketplaceProductProblem(body: unknown, invalidCategories: Read
   if (body.extras !== undefined) {
     if (!isObject(body.extras)) return { message: 'extras must be an object of text values', field: 'extras' };
     for (const [k, v] of Object.entries(body.extras)) {
-      if (typeof v !== 'string' || v.length > 1000) return { message: `extras.${k} must be text of at most 1000 characters`, field: `extras.${k}` };
+      if (typeof v !== 'string' || [...v].length > 1000) return { message: `extras.${k} must be text of at most 1000 characters`, field: `extras.${k}` };
     }
   }
   if (invalidCategories.has(String(body.categoryId))) return { message: `category ${String(body.categoryId)} does not exist`, field: 'categoryId' };

@@ -95,7 +95,7 @@ function validate(body: Record<string, unknown>, invalidCategories: Set<string>)
   const text = (f: string, min: number, max: number) => {
     const v = body[f];
     if (v === undefined && min === 0) return undefined;
-    if (typeof v !== 'string' || v.length < min || v.length > max) return { error: `${f} must be text of ${min}-${max} characters`, field: f };
+    if (typeof v !== 'string' || [...v].length < min || [...v].length > max) return { error: `${f} must be text of ${min}-${max} characters`, field: f };
     return undefined;
   };
   const whole = (f: string, min: number, max: number) => {

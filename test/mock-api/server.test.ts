@@ -36,6 +36,13 @@ describe('the mock API', () => {
     expect(Object.keys(api.statsSnapshot(true).sellers.S1!)).not.toContain('answered');
   });
 
+  it('counts a text\'s characters as the sheet\'s check does (code points): 50 emoji are a valid sku, 51 are not', async () => {
+    expect((await post('emoji-50', '🎉'.repeat(50))).status).toBe(201);
+    const over = await post('emoji-51', '🎉'.repeat(51));
+    expect(over.status).toBe(422);
+    expect(await over.json()).toMatchObject({ field: 'sku' });
+  });
+
   it('times a registration after the path latency when one is set, as an API behind a network does', async () => {
     const PATH_MS = 80;
     const far = new MockRegistrationApi({ limit: 100, windowMs: 60_000, pathLatencyMs: { min: PATH_MS, max: PATH_MS } });

@@ -14,6 +14,8 @@ const KO_RULES = [
   [`^${FIELD} holds a date; dates are not valid values$`, '날짜가 들어 있습니다. 날짜는 쓸 수 없습니다'],
   [`^${FIELD} must be at most ([\\d,]+) characters \\(got ([\\d,]+)\\)$`, '최대 $2자까지 입력할 수 있습니다 (입력: $3자)'],
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+); (.+) is not a whole number$`, '$2 ~ $3 사이의 정수여야 합니다 ($4: 정수가 아님)'],
+  [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators$`,
+    '$2 ~ $3 사이의 정수여야 합니다 (입력: $4). 소수점 쉼표나 잘못된 자리의 천 단위 구분 기호는 쓸 수 없으니 구분 기호 없이 숫자만 입력하세요'],
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\)$`, '$2 ~ $3 사이의 정수여야 합니다 (입력: $4)'],
   [`^${FIELD} must be an http or https URL \\(got (.*)\\)$`, 'http 또는 https로 시작하는 주소여야 합니다 (입력: $2)'],
   [`^duplicate sku, first seen in row (\\d+)$`, '같은 판매자상품코드가 $1행에 이미 있습니다'],
