@@ -4,6 +4,9 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import dotenv from 'dotenv';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../paths.js';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { EXIT, exitWhenWritten, fail } from './exit.js';
@@ -48,6 +51,7 @@ const program = new Command();
 program
   .name('bulk-register')
   .description('Register marketplace products in bulk from an Excel sheet, throttled per seller.')
+  .version((JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version)
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
   .configureOutput({ outputError: (str, write) => write(str) });
@@ -131,16 +135,19 @@ program
 const limits = program.command('limits').description("per-seller rules (seller tiers), picked up by the limiter on its next call");
 limits
   .command('set')
+  .description("set a seller's own rule: <max> registrations per window")
   .argument('<seller>', 'the seller')
   .argument('<max>', 'registrations per window', wholeNumber('<max>', 1, 1_000_000))
   .addOption(new Option('--window-ms <ms>', 'the window (default RATE_LIMIT_WINDOW_MS)').argParser(wholeNumber('--window-ms', 1, 86_400_000)))
   .action((seller: string, max: number, opts: { windowMs?: number }) => run(() => limitsCommand('set', { seller, max, windowMs: opts.windowMs }, configWith())));
 limits
   .command('list')
+  .description('list the sellers with a rule of their own')
   .option('--json', 'print one JSON object on stdout')
   .action((opts: { json?: boolean }) => run(() => limitsCommand('list', { json: opts.json }, configWith())));
 limits
   .command('reset')
+  .description('drop a seller\'s own rule: the default (or the rule the marketplace announced) applies again')
   .argument('<seller>', 'the seller')
   .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
 
@@ -202,7 +209,8 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     const helpShown = err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version';
-    process.exit(helpShown ? EXIT.ok : EXIT.usage);
+    // help asked for is a success; help shown for a command given without its subcommand is a usage error
+    process.exit(helpShown && err.exitCode === 0 ? EXIT.ok : EXIT.usage);
   }
   fail(err);
 }

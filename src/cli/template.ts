@@ -1,5 +1,6 @@
 /** `bulk-register template <out.xlsx> [--lang ko|en] [--columns <file.json>]` */
 import { writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
 import type { Config } from '../config.js';
 import { buildTemplate, type Lang } from '../report/template.js';
 import { loadTemplateColumns } from '../report/template-columns.js';
@@ -22,10 +23,18 @@ export async function templateCommand(out: string, flags: { lang: string; column
 }
 
 export async function writeOut(path: string, bytes: Buffer): Promise<void> {
+  const ext = extname(path).toLowerCase();
+  // the file is a workbook whatever its name says: a .csv name would only mislead the next program
+  if (ext !== '' && ext !== '.xlsx') throw new UsageError(`${JSON.stringify(path)} ends in ${ext}, but the file written is an .xlsx workbook: give a name ending in .xlsx`);
   try {
     await writeFile(path, bytes);
   } catch (err) {
     const { UploadRejected } = await import('../excel/errors.js');
-    throw new UploadRejected(`cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'}): check the folder exists and is writable.`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'it is a folder: give a file name ending in .xlsx'
+      : code === 'ENOENT' ? 'its folder does not exist: create it, or give another path'
+      : code === 'EACCES' || code === 'EPERM' ? 'writing there is not permitted: give a path you may write to'
+      : `${code ?? 'error'}: check the folder exists and is writable`;
+    throw new UploadRejected(`cannot write ${path}: ${why}.`);
   }
 }

@@ -15,9 +15,14 @@ export const ALIASES: Record<Field, readonly string[]> = {
   imageUrl: ['imageUrl', '대표이미지', '이미지url', 'image url'],
 };
 
-/** Header text compared ignoring case, surrounding and inner spaces, `_` and `-`. */
+/**
+ * Header text compared ignoring case, surrounding and inner spaces, `_` and `-`,
+ * characters that show nothing (zero-width spaces and joiners, a stray BOM) and
+ * full-width forms (`ｐｒｉｃｅ` is `price`, NFKC): a header that looks right in
+ * Excel is taken as what it looks like.
+ */
 export function normalizeHeader(text: string): string {
-  return text.normalize('NFC').toLowerCase().replace(/[\s_-]+/g, '');
+  return text.normalize('NFKC').toLowerCase().replace(/[\u200b-\u200d\u2060\ufeff]/g, '').replace(/[\s_-]+/g, '');
 }
 
 const BY_ALIAS = new Map<string, Field>(

@@ -8,7 +8,7 @@
  */
 import ExcelJS from 'exceljs';
 import type { Config } from '../config.js';
-import { FIELDS, REASON_HEADER, type Field } from '../excel/fields.js';
+import { FIELDS, REASON_HEADER, WHOLE_LIMITS, type Field } from '../excel/fields.js';
 import type { RowError, SheetColumn } from '../excel/parse-products.js';
 import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
@@ -78,9 +78,14 @@ function text(value: string | undefined): string {
   return value ?? '';
 }
 
-/** A row's cell in one of the sheet's columns. */
-function cellOf(r: ReportRow, column: SheetColumn): string {
-  return text(column.field ? r.values[column.field] : r.extra?.[column.header]);
+/**
+ * A row's cell in one of the sheet's columns. A whole number in price or stock is
+ * written as a number (as text, Excel flags every such cell "number stored as
+ * text"); anything else as the seller wrote it.
+ */
+function cellOf(r: ReportRow, column: SheetColumn): string | number {
+  const value = text(column.field ? r.values[column.field] : r.extra?.[column.header]);
+  return column.field !== undefined && column.field in WHOLE_LIMITS && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
 }
 
 /**

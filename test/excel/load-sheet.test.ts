@@ -37,6 +37,14 @@ describe('header row', () => {
     expect(s.valid[0]!.product.imageUrl).toBe('https://img.example.com/1.jpg');
   });
 
+  it('reads a header as it looks: zero-width characters ignored, full-width letters as their plain forms', async () => {
+    const headers = ['sku\u200b', 'name', 'ｐｒｉｃｅ', '\ufeffstock\u2060', 'category', 'brand', 'description', 'imageUrl'];
+    const s = await parse(await buildSheet(headers, [ROW]));
+    expect(s.errors).toEqual([]);
+    expect(s.valid[0]!.product).toMatchObject({ sku: 'A-1', price: 12000, stock: 30 });
+    expect(s.extraColumns).toEqual([]);
+  });
+
   it('keeps other columns as the row\'s attributes and reads the rest', async () => {
     const s = await parse(await buildSheet([...ENGLISH_HEADERS, 'color'], [[...ROW, 'red']]));
     expect(s.valid).toHaveLength(1);

@@ -94,18 +94,18 @@ describe('extra columns', () => {
     const found = await readReportRows(redis, config, uploadId);
     const full = await rowsOf(await buildReport(found.rows, { failedOnly: false, columns: found.columns }));
     expect(full[0]).toEqual(['row', ...HEADERS, 'status', 'productId', 'reason']);
-    expect(full[1]).toEqual([2, 'X-1', 'Korea', 'Mug', '12000', '3', 'C1', '2500', 'A mug', 'KC', 'registered', 'P1', '']);
-    expect(full[2]!.slice(0, 10)).toEqual([3, 'X-2', '', 'Cup', '9000', '1', 'C1', '', '', '']);
+    expect(full[1]).toEqual([2, 'X-1', 'Korea', 'Mug', 12000, 3, 'C1', '2500', 'A mug', 'KC', 'registered', 'P1', '']);
+    expect(full[2]!.slice(0, 10)).toEqual([3, 'X-2', '', 'Cup', 9000, 1, 'C1', '', '', '']);
     expect(full[2]![10]).toBe('pending');
-    expect(full[3]!.slice(0, 10)).toEqual([4, 'X-3', 'Japan', 'Pot', '12.5', '1', 'C1', '0', '', 'JIS']);
+    expect(full[3]!.slice(0, 10)).toEqual([4, 'X-3', 'Japan', 'Pot', '12.5', 1, 'C1', '0', '', 'JIS']);
     expect(full[3]![10]).toBe('invalid');
 
     const fixBytes = await buildReport(found.rows, { failedOnly: true, columns: found.columns });
     const fix = await rowsOf(fixBytes);
     expect(fix[0]).toEqual([...HEADERS, REASON_HEADER]);
     expect(fix.slice(1).map((r) => r.slice(0, HEADERS.length))).toEqual([
-      ['X-3', 'Japan', 'Pot', '12.5', '1', 'C1', '0', '', 'JIS'],
-      ['X-4', 'China', 'Pan', '5000', '2', 'C9', '3000', 'A pan', ''],
+      ['X-3', 'Japan', 'Pot', '12.5', 1, 'C1', '0', '', 'JIS'],
+      ['X-4', 'China', 'Pan', 5000, 2, 'C9', '3000', 'A pan', ''],
     ]);
     expect(fix[1]![HEADERS.length]).toContain('whole number');
     expect(fix[2]![HEADERS.length]).toBe('category C9 does not exist');
@@ -131,6 +131,6 @@ describe('extra columns', () => {
     expect(full[0]).toEqual(['row', ...ENGLISH_HEADERS, 'status', 'productId', 'reason']);
     const fix = await rowsOf(await buildReport(found.rows, { failedOnly: true, columns: found.columns }));
     expect(fix[0]).toEqual([...ENGLISH_HEADERS, REASON_HEADER]);
-    expect(fix[1]!.slice(0, 5)).toEqual(['O-2', 'Cup', 'x', '1', 'C1']);
+    expect(fix[1]!.slice(0, 5)).toEqual(['O-2', 'Cup', 'x', 1, 'C1']);
   });
 });
