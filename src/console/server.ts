@@ -48,6 +48,12 @@ export const HEARTBEAT_MS = 1500;
  * queued behind it would hang and then take effect long after its client gave up.
  */
 export const REDIS_WAIT_MS = 10_000;
+/**
+ * How long a request waits for a connection that is not ready (the console just
+ * started, or Redis is reconnecting) before it gets 503: a start-up race is not
+ * an outage, and a Redis that is down is said so within this.
+ */
+export const READY_WAIT_MS = 2000;
 
 export interface ConsoleDeps {
   redis: RedisClient;
@@ -106,6 +112,23 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   const opts = config.console;
   const openLocal = opts.operatorToken === '' && isLoopbackHost(opts.host);
   const redisWaitMs = deps.redisWaitMs ?? REDIS_WAIT_MS;
+  // one wait for 'ready' shared by every request that comes while the connection is not
+  let readyWait: Promise<boolean> | undefined;
+  const redisReady = (): Promise<boolean> => {
+    if (deps.redis.status === 'ready') return Promise.resolve(true);
+    readyWait ??= new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        deps.redis.off('ready', onReady);
+        readyWait = undefined;
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(deps.redis.status === 'ready'), Math.min(READY_WAIT_MS, redisWaitMs));
+      deps.redis.on('ready', onReady);
+    });
+    return readyWait;
+  };
   const app = new Hono();
 
   app.use(
@@ -146,8 +169,9 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     return pickLang(getCookie(c, LANG_COOKIE), c.req.header('accept-language'));
   };
 
-  // Redis away: a request that reads or writes it answers 503 at once, and one that waits on a
-  // Redis that does not answer gets 503 after REDIS_WAIT_MS; a page says so in the seller's language.
+  // Redis away: a request that reads or writes it answers 503 once the connection has not been
+  // ready for READY_WAIT_MS, and one that waits on a Redis that does not answer gets 503 after
+  // REDIS_WAIT_MS; a page says so in the seller's language.
   // POST /api/uploads decides for itself (a check reads no Redis).
   const isPage = (path: string) => path === '/ops' || path.startsWith('/s/');
   app.use('*', async (c, next) => {
@@ -159,7 +183,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       const lang = langOf(c);
       return c.html(messagePage(lang, STRINGS[lang].redisDown), 503);
     };
-    if (deps.redis.status !== 'ready') return refuse();
+    if (!(await redisReady())) return refuse();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), redisWaitMs); });
     try {
@@ -312,7 +336,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       }
       const enqueues = !dryRun && sheet.valid.length > 0;
       // not queued for later: a seller told the upload failed must not find it running later
-      if (enqueues && deps.redis.status !== 'ready') throw new ApiError(503, REDIS_DOWN);
+      if (enqueues && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
       let timer: NodeJS.Timeout | undefined;
       let answered = false;
       try {
