@@ -43,9 +43,10 @@ const LANG_COOKIE = 'br_lang';
 export const HEARTBEAT_MS = 1500;
 /**
  * How long a request waits for a Redis that is connected but does not answer (frozen,
- * or failing over) before it gets 503. One that is not connected gets 503 at once: the
- * console's connection waits for Redis forever (for the live feed), and a request
- * queued behind it would hang and then take effect long after its client gave up.
+ * or failing over) before it gets 503. One whose connection is not ready gets 503 after
+ * READY_WAIT_MS: the console's connection waits for Redis forever (for the live feed),
+ * and a request queued behind it would hang and then take effect long after its client
+ * gave up.
  */
 export const REDIS_WAIT_MS = 10_000;
 /**
@@ -192,7 +193,6 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       clearTimeout(timer);
     }
   });
-
 
   const sellerAccess = (token: string): AccessResult => {
     if (opts.secret === '') return { ok: false, status: 403, error: 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.' };
