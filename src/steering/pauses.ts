@@ -139,19 +139,25 @@ export async function noteHeld(redis: RedisClient, ns: string, sellerId: string,
  * (SPOP): a row noted while this runs is either promoted or stays for the next.
  */
 export async function releaseHeld(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log?: Logger): Promise<number> {
-  const released = await releaseOnce(redis, ns, sellers, queues, log);
-  // a process that read the pauses just before the resume may still hold a row for up to
-  // PAUSE_POLL_MS: a second sweep once every process has read the resume releases it too
+  let released = await releaseOnce(redis, ns, sellers, queues, log, true);
+  // A process that read the pauses just before the resume may still hold a row for up to
+  // PAUSE_POLL_MS, and on a busy host a row it took just before may be held later still:
+  // two more sweeps, once every process has read the resume and a second after, release
+  // those too (a row missed by all three comes back after HELD_RECHECK_MS by itself).
   await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
-  return released + (await releaseOnce(redis, ns, sellers, queues, log));
+  released += await releaseOnce(redis, ns, sellers, queues, log, true);
+  await new Promise((r) => setTimeout(r, 1000));
+  return released + (await releaseOnce(redis, ns, sellers, queues, log, false));
 }
 
-async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log?: Logger): Promise<number> {
+/** @param keepUnsettled put back a row noted as held but not delayed yet (being held now), for the next sweep */
+async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | undefined, queues: QueueSet, log: Logger | undefined, keepUnsettled: boolean): Promise<number> {
   const pauses = await readPauses(redis, ns);
   const candidates = sellers ?? (await redis.smembers(heldIndexKey(ns)));
   let released = 0;
   for (const sellerId of candidates) {
     if (pauseOf(pauses, sellerId)) continue;
+    const unsettled: string[] = [];
     for (;;) {
       const batch = (await redis.spop(heldKey(ns, sellerId), 500)) as string[];
       if (!batch || batch.length === 0) break;
@@ -159,9 +165,13 @@ async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | u
         const [prefix, jobId] = entry.split('\t') as [string, string];
         const job = await queues.get(prefix).getJob(jobId);
         try {
-          if (job && (await job.isDelayed())) {
+          const state = job ? await job.getState() : 'unknown';
+          if (job && state === 'delayed') {
             await job.promote();
             released++;
+          } else if (keepUnsettled && state === 'active') {
+            // noted, not delayed yet: a process is holding it this moment
+            unsettled.push(entry);
           }
         } catch (err) {
           // already promoted or started: nothing to do
@@ -169,7 +179,9 @@ async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | u
         }
       }));
     }
-    await redis.srem(heldIndexKey(ns), sellerId);
+    // put back after the set is empty (SPOP would take them again at once)
+    if (unsettled.length > 0) await redis.sadd(heldKey(ns, sellerId), ...unsettled);
+    else await redis.srem(heldIndexKey(ns), sellerId);
   }
   return released;
 }

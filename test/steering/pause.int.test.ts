@@ -107,12 +107,12 @@ describe('pause and resume', () => {
   it('while every seller is paused, resuming one lets it go on and keeps the others paused; a new pause --all holds it again', async () => {
     const paused = await runCli(['pause', '--all', '--reason', 'maintenance'], stage.env);
     expect(paused.code).toBe(0);
-    await uploadOf('E1', 60);
-    await uploadOf('E2', 60);
+    await uploadOf('E1', 20);
+    await uploadOf('E2', 20);
     const resumed = await runCli(['resume', '--seller', 'E1'], stage.env);
     expect(resumed.stdout).toBe('seller E1 resumed; every other seller stays paused (by operator: maintenance) until `bulk-register resume --all`.\n');
     const done = await runCli(['status', '--wait', '--seller', 'E1', '--json'], stage.env, 60_000);
-    expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ registered: 60, failed: 0 });
+    expect(JSON.parse(done.stdout).uploads[0]).toMatchObject({ registered: 20, failed: 0 });
     const view = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout) as { sellers: Array<{ sellerId: string; paused: unknown }>; uploads: Array<{ sellerId: string; state: string; registered: number }> };
     expect(view.sellers.find((x) => x.sellerId === 'E1')?.paused).toBeNull();
     expect(view.sellers.find((x) => x.sellerId === 'E2')?.paused).toMatchObject({ reason: 'maintenance', by: 'operator' });
@@ -124,7 +124,7 @@ describe('pause and resume', () => {
     expect(again.sellers[0]?.paused).toMatchObject({ reason: 'again' });
     expect((await runCli(['resume', '--all'], stage.env)).code).toBe(0);
     const e2 = await runCli(['status', '--wait', '--seller', 'E2', '--json'], stage.env, 60_000);
-    expect(JSON.parse(e2.stdout).uploads[0]).toMatchObject({ registered: 60, failed: 0 });
+    expect(JSON.parse(e2.stdout).uploads[0]).toMatchObject({ registered: 20, failed: 0 });
   }, 120_000);
 
   it('shows a seller paused before its first upload, with why and by whom', async () => {
