@@ -24,7 +24,7 @@ const who = (sellerId: string) => (sellerId === ALL ? 'every seller' : `seller $
 
 export async function pauseCommand(opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }, config: Config): Promise<number> {
   const sellerId = target(opts);
-  const reason = (opts.reason ?? '').trim().slice(0, 200) || 'paused by the operator';
+  const reason = (opts.reason ?? '').trim().slice(0, 200) || 'no reason given';
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   try {

@@ -388,7 +388,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   /** The pause's reason: none is required (no body, or no `reason`), but a body that is not as console.md says is refused. */
   const reasonOf = async (c: Context): Promise<string> => {
     const text = await c.req.text();
-    if (text.trim() === '') return 'paused by the operator';
+    if (text.trim() === '') return 'no reason given';
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -397,7 +397,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     }
     const given = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { reason?: unknown }).reason : body;
     if (given !== undefined && typeof given !== 'string') throw new ApiError(400, 'the reason must be text, such as {"reason": "stock audit"}.');
-    return (given === undefined ? '' : stripControls(given).trim().slice(0, 200)) || 'paused by the operator';
+    return (given === undefined ? '' : stripControls(given).trim().slice(0, 200)) || 'no reason given';
   };
 
   app.post('/api/uploads/:id/cancel', async (c) => {
