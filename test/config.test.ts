@@ -20,14 +20,14 @@ describe('loadConfig', () => {
   });
 
   it('refuses a REDIS_URL whose database is not a number, and a database other than 0 on a cluster', () => {
-    for (const url of ['redis://127.0.0.1:6379/abc', 'redis://127.0.0.1:6379/?db=x', 'redis://127.0.0.1:6379/1/2']) {
+    for (const url of ['redis://redis.example:6400/abc', 'redis://redis.example:6400/?db=x', 'redis://redis.example:6400/1/2']) {
       expect(() => loadConfig({ REDIS_URL: url }), url).toThrow(/the database must be a number/);
     }
     expect(() => loadConfig({ REDIS_URL: 'http://x' })).not.toThrow(/the database must be a number/);
-    for (const url of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/3', 'redis://127.0.0.1:6379?db=2']) {
+    for (const url of ['redis://redis.example:6400', 'redis://redis.example:6400/', 'redis://redis.example:6400/3', 'redis://redis.example:6400?db=2']) {
       expect(() => loadConfig({ REDIS_URL: url }), url).not.toThrow();
     }
-    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(/a Redis Cluster has only database 0/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://redis.example:6400/2', REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(/a Redis Cluster has only database 0/);
   });
 
   it('names every bad variable, its value and what is expected', () => {

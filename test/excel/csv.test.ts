@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { decodeCsv } from '../../src/excel/read-csv.js';
-import { UploadRejected } from '../../src/excel/errors.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
+import { rejection } from '../helpers/rejection.js';
 
 describe('CSV beside .xlsx', () => {
   for (const file of ['products-cp949.csv', 'products-utf8-bom.csv']) {
@@ -32,16 +32,6 @@ describe('CSV beside .xlsx', () => {
 
 describe('CSV files as spreadsheet programs write them', () => {
   const csv = (text: string, name = 'p.csv') => parseSheetBytes(Buffer.from(text), name);
-
-  async function rejection(p: Promise<unknown>): Promise<string> {
-    try {
-      await p;
-    } catch (err) {
-      expect(err).toBeInstanceOf(UploadRejected);
-      return (err as Error).message;
-    }
-    throw new Error('expected the file to be rejected');
-  }
 
   it('reads UTF-16 with a BOM (LE or BE), tab-separated, as Excel\'s "Unicode Text" writes it', async () => {
     const text = 'sku\tname\tprice\tstock\tcategory\r\nU-1\t머그컵\t12,000\t3\tC1\r\n';

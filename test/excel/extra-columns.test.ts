@@ -8,23 +8,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { UploadRejected } from '../../src/excel/errors.js';
 import { REASON_HEADER } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { columnLetter, extraColumnsWarning } from '../../src/excel/parse-products.js';
 import { buildSheet, ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
 import { submitUpload } from '../../src/upload/submit-upload.js';
 import { baseEnv, runCli } from '../helpers/cli.js';
-
-async function rejection(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(UploadRejected);
-    return (err as Error).message;
-  }
-  throw new Error('expected the file to be rejected');
-}
+import { rejection } from '../helpers/rejection.js';
 
 // our fields in Korean, with the marketplace's columns between and after them
 const HEADERS = ['판매자상품코드', 'origin', '상품명', '판매가', '재고수량', '카테고리코드', '  shipping Fee ', 'certi\u0007fications'];

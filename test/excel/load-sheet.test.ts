@@ -3,24 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { parseSheetBytes, loadSheet } from '../../src/excel/load-sheet.js';
-import { UploadRejected } from '../../src/excel/errors.js';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildSheet, buildProductSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
+import { rejection } from '../helpers/rejection.js';
 
 const ROW = ['A-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg'];
 
 async function parse(buf: Buffer, name = 'p.xlsx') {
   return parseSheetBytes(buf, name);
-}
-
-async function rejection(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(UploadRejected);
-    return (err as Error).message;
-  }
-  throw new Error('expected the file to be rejected');
 }
 
 describe('header row', () => {
