@@ -74,6 +74,16 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
+/** The Host header's name (no port, no brackets), lower case; '' when there is none or it cannot be read. */
+export function hostNameOf(host: string | undefined): string {
+  if (!host) return '';
+  try {
+    return new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
 /**
  * Whether a write comes from a page of this console: the browser's Origin names
  * this host, and Fetch Metadata (when sent) does not say cross-site. A request

@@ -26,7 +26,7 @@ import { buildTemplate } from '../report/template.js';
 import { loadTemplateColumns, type TemplateColumn } from '../report/template-columns.js';
 import { NotReplicated } from '../upload/replicated.js';
 import { submitUpload } from '../upload/submit-upload.js';
-import { isLoopbackHost, operatorSession, sameSecret, verifySellerToken, writeAllowed } from './access.js';
+import { hostNameOf, isLoopbackHost, operatorSession, sameSecret, verifySellerToken, writeAllowed } from './access.js';
 import { LiveFeed, viewSender } from './live.js';
 import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
 import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
@@ -83,17 +83,9 @@ const lateUpload = (ms: number) => `Redis did not answer within ${ms / 1000} s: 
 
 const mebibytes = (bytes: number) => `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
 
-/** The Host header's name (no port, no brackets), lower case; '' when there is none or it cannot be read. */
-export function hostNameOf(host: string | undefined): string {
-  if (!host) return '';
-  try {
-    return new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  } catch {
-    return '';
-  }
-}
-
 const NO_STORE = { 'Cache-Control': 'no-store' };
+/** What orLate gives for work that took longer than the wait. */
+const LATE = Symbol('late');
 
 const ASSET_TYPES: Record<string, string> = {
   'console.js': 'text/javascript; charset=utf-8',
@@ -129,6 +121,12 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       deps.redis.on('ready', onReady);
     });
     return readyWait;
+  };
+  /** `work`'s result, or LATE once it has taken redisWaitMs (it goes on; its result is then dropped). */
+  const orLate = <T>(work: Promise<T>): Promise<T | typeof LATE> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<typeof LATE>((resolve) => { timer = setTimeout(() => resolve(LATE), redisWaitMs); });
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
   };
   const app = new Hono();
 
@@ -185,13 +183,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       return c.html(messagePage(lang, STRINGS[lang].redisDown), 503);
     };
     if (!(await redisReady())) return refuse();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), redisWaitMs); });
-    try {
-      if ((await Promise.race([next().then(() => 'answered' as const), late])) === 'late') return refuse();
-    } finally {
-      clearTimeout(timer);
-    }
+    if ((await orLate(next())) === LATE) return refuse();
   });
 
   const sellerAccess = (token: string): AccessResult => {
@@ -337,21 +329,15 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       const enqueues = !dryRun && sheet.valid.length > 0;
       // not queued for later: a seller told the upload failed must not find it running later
       if (enqueues && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
-      let timer: NodeJS.Timeout | undefined;
       let answered = false;
       try {
         const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config });
-        let summary;
-        if (enqueues) {
-          // an answer that comes after the 503 is only logged
-          submitted.catch((err: Error) => {
-            if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
-          });
-          const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new ApiError(503, lateUpload(redisWaitMs))), redisWaitMs); });
-          summary = await Promise.race([submitted, late]);
-        } else {
-          summary = await submitted;
-        }
+        // an answer that comes after the 503 is only logged
+        submitted.catch((err: Error) => {
+          if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
+        });
+        const summary = enqueues ? await orLate(submitted) : await submitted;
+        if (summary === LATE) throw new ApiError(503, lateUpload(redisWaitMs));
         if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
         return c.json(summary, 200);
       } catch (err) {
@@ -359,7 +345,6 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
         throw err;
       } finally {
         answered = true;
-        clearTimeout(timer);
       }
     },
   );

@@ -106,8 +106,11 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
   const utf16 = hasUtf16Bom(bytes);
   const control = utf16 ? 0 : controlShare(bytes);
   if (control < 0.01) {
-    // decoded as the CSV reader would (UTF-8, UTF-16 or CP949), so that Korean headers are recognised
-    const head = decodeCsv(bytes).text.slice(0, 4096).replace(/^\uFEFF/, '').trimStart();
+    // the first 8 KiB up to a line break, decoded as the CSV reader would (UTF-8, UTF-16 or CP949),
+    // so that Korean headers are recognised; not the whole file, which the reader decodes once more
+    const sample = bytes.subarray(0, 8192);
+    const lineEnd = sample.length < bytes.length ? sample.lastIndexOf(0x0a) : -1;
+    const head = decodeCsv(lineEnd > 0 ? sample.subarray(0, lineEnd) : sample).text.replace(/^\uFEFF/, '').trimStart();
     const lower = head.toLowerCase();
     if (lower.startsWith('<')) {
       if (lower.includes('<html') || lower.includes('<table') || lower.includes('<!doctype')) {
