@@ -9,6 +9,7 @@
  */
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis.js';
+import { RedisMisconfigured } from './redis-errors.js';
 
 export interface Finding {
   /** `eviction` refuses the start under --strict; the others only inform. */
@@ -17,9 +18,7 @@ export interface Finding {
   message: string;
 }
 
-export class RedisMisconfigured extends Error {
-  override readonly name = 'RedisMisconfigured';
-}
+export { RedisMisconfigured };
 
 async function configGet(node: { config(op: 'GET', key: string): Promise<unknown> }, key: string): Promise<string> {
   const reply = (await node.config('GET', key)) as string[];

@@ -9,6 +9,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { databaseInUrl, type Config } from './config.js';
 import { maskUrl } from './logger.js';
 import { LUA_DIR } from './paths.js';
+import { RedisUnavailable } from './redis-errors.js';
 
 type Reply5 = [number, number, number, number, number];
 
@@ -202,9 +203,7 @@ function urlAuth(url: string): { password?: string; username?: string; tls?: obj
   };
 }
 
-export class RedisUnavailable extends Error {
-  override readonly name = 'RedisUnavailable';
-}
+export { RedisUnavailable };
 
 /** Where Redis is, for messages: never with the password. */
 export function describeRedis(config: Config): string {

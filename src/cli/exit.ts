@@ -1,11 +1,9 @@
 /** Exit codes (cli.md) and the one-sentence error path. Only src/cli/ exits the process. */
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import { UploadRejected } from '../excel/errors.js';
 import { stripControls } from '../excel/parse-products.js';
 import { maskUrl } from '../logger.js';
-import { RedisUnavailable } from '../redis.js';
-import { RedisMisconfigured } from '../redis-checks.js';
-import { NotReplicated } from '../upload/replicated.js';
+import { NotReplicated, RedisMisconfigured, RedisUnavailable } from '../redis-errors.js';
 import { ConsoleRefused } from '../console/errors.js';
 
 /** 4: upload only: the rows are on the master, but no replica confirmed them in time. */

@@ -1,25 +1,19 @@
 /**
  * The command table. The only code that touches argv, signals and process.exit.
  * Exit codes: 0 ok, 1 failure (one sentence on stderr), 2 usage, 3 some rows invalid.
+ *
+ * Each command's module is loaded when that command runs: loading them all (BullMQ,
+ * ioredis, exceljs, hono, zod) cost every invocation about 1.9 s of CPU on the bench
+ * machine, `--version` and a usage mistake included.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import dotenv from 'dotenv';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../paths.js';
-import { loadConfig, type Config } from '../config.js';
-import { createLogger } from '../logger.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import { EXIT, exitWhenWritten, fail } from './exit.js';
-import { mockApiCommand } from './mock-api.js';
-import { statusCommand } from './status.js';
-import { uploadCommand } from './upload.js';
-import { workersCommand } from './workers.js';
-import { templateCommand } from './template.js';
-import { reportCommand } from './report.js';
-import { limitsCommand } from './limits.js';
-import { consoleCommand, consoleLinkCommand } from './console.js';
-import { cancelCommand, pauseCommand, resumeCommand } from './steer.js';
-import { webhookEchoCommand } from './webhook-echo.js';
 
 dotenv.config({ quiet: true });
 
@@ -33,11 +27,18 @@ function wholeNumber(name: string, min: number, max: number) {
 }
 
 /** Config from the environment, with command-line overrides applied as environment values. */
-function configWith(overrides: Record<string, string | number | undefined> = {}): Config {
+async function configWith(overrides: Record<string, string | number | undefined> = {}): Promise<Config> {
+  const { loadConfig } = await import('../config.js');
   const env = { ...process.env };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v);
   Object.assign(process.env, Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])));
   return loadConfig(env);
+}
+
+/** The logger of a long-running command (workers, mock-api, console). */
+async function loggerFor(config: Config, name: string): Promise<Logger> {
+  const { createLogger } = await import('../logger.js');
+  return createLogger({ level: config.logLevel, pretty: config.logPretty, name });
 }
 
 function run(action: () => Promise<number>): Promise<void> {
@@ -74,7 +75,7 @@ Exit codes:
      a failover now could lose them; upload again once the replica is back
      (nothing is enqueued twice)`)
   .action((file: string, opts: { seller: string; dryRun?: boolean; json?: boolean; strict?: boolean }) =>
-    run(() => uploadCommand(file, opts, configWith())),
+    run(async () => (await import('./upload.js')).uploadCommand(file, opts, await configWith())),
   );
 
 program
@@ -85,9 +86,9 @@ program
   .option('--strict', 'refuse to start when Redis may evict keys (maxmemory-policy other than noeviction)')
   .action((opts: { processes?: number; concurrency?: number; strict?: boolean }) =>
     run(async () => {
-      const config = configWith({ WORKER_PROCESSES: opts.processes, WORKER_CONCURRENCY: opts.concurrency });
-      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'pool' });
-      return workersCommand(config, log, { strict: opts.strict });
+      const config = await configWith({ WORKER_PROCESSES: opts.processes, WORKER_CONCURRENCY: opts.concurrency });
+      const { workersCommand } = await import('./workers.js');
+      return workersCommand(config, await loggerFor(config, 'pool'), { strict: opts.strict });
     }),
   );
 
@@ -100,7 +101,7 @@ program
   .option('--watch', 'live view refreshed every second (plain lines when not a terminal); with --wait, ends when done')
   .option('--json', 'print one JSON object on stdout')
   .action((opts: { upload?: string; seller?: string; wait?: boolean; watch?: boolean; json?: boolean }) =>
-    run(() => statusCommand(opts, configWith())),
+    run(async () => (await import('./status.js')).statusCommand(opts, await configWith())),
   );
 
 program
@@ -110,9 +111,9 @@ program
   .option('--marketplace', 'serve the marketplace stand-in instead (signed tokens, /v2/products; clients from MOCK_MARKETPLACE_CLIENTS, default S1..S3): for examples/marketplace-adapter.mjs')
   .action((opts: { port?: number; marketplace?: boolean }) =>
     run(async () => {
-      const config = configWith({ MOCK_API_PORT: opts.port });
-      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'mock-api' });
-      return mockApiCommand(config.mockApiPort, config, log, { marketplace: opts.marketplace });
+      const config = await configWith({ MOCK_API_PORT: opts.port });
+      const { mockApiCommand } = await import('./mock-api.js');
+      return mockApiCommand(config.mockApiPort, config, await loggerFor(config, 'mock-api'), { marketplace: opts.marketplace });
     }),
   );
 
@@ -122,7 +123,7 @@ program
   .argument('<out>', 'the .xlsx file to write')
   .addOption(new Option('--lang <lang>', 'header language').choices(['ko', 'en']).default('ko'))
   .option('--columns <file.json>', "the marketplace's own columns to add after ours: a JSON array of headers or { header, note, example } (default TEMPLATE_COLUMNS_FILE)")
-  .action((out: string, opts: { lang: string; columns?: string }) => run(() => templateCommand(out, opts, configWith())));
+  .action((out: string, opts: { lang: string; columns?: string }) => run(async () => (await import('./template.js')).templateCommand(out, opts, await configWith())));
 
 program
   .command('report')
@@ -130,7 +131,7 @@ program
   .requiredOption('--upload <id>', 'the upload id')
   .requiredOption('--out <file>', 'the .xlsx file to write')
   .option('--failed-only', 'only failed and invalid rows, in the upload format, to correct and upload again')
-  .action((opts: { upload: string; out: string; failedOnly?: boolean }) => run(() => reportCommand(opts, configWith())));
+  .action((opts: { upload: string; out: string; failedOnly?: boolean }) => run(async () => (await import('./report.js')).reportCommand(opts, await configWith())));
 
 const limits = program.command('limits').description("per-seller rules (seller tiers), picked up by the limiter on its next call");
 limits
@@ -139,30 +140,30 @@ limits
   .argument('<seller>', 'the seller')
   .argument('<max>', 'registrations per window', wholeNumber('<max>', 1, 1_000_000))
   .addOption(new Option('--window-ms <ms>', 'the window (default RATE_LIMIT_WINDOW_MS)').argParser(wholeNumber('--window-ms', 1, 86_400_000)))
-  .action((seller: string, max: number, opts: { windowMs?: number }) => run(() => limitsCommand('set', { seller, max, windowMs: opts.windowMs }, configWith())));
+  .action((seller: string, max: number, opts: { windowMs?: number }) => run(async () => (await import('./limits.js')).limitsCommand('set', { seller, max, windowMs: opts.windowMs }, await configWith())));
 limits
   .command('list')
   .description('list the sellers with a rule of their own')
   .option('--json', 'print one JSON object on stdout')
-  .action((opts: { json?: boolean }) => run(() => limitsCommand('list', { json: opts.json }, configWith())));
+  .action((opts: { json?: boolean }) => run(async () => (await import('./limits.js')).limitsCommand('list', { json: opts.json }, await configWith())));
 limits
   .command('reset')
   .description('drop a seller\'s own rule: the default (or the rule the marketplace announced) applies again')
   .argument('<seller>', 'the seller')
-  .action((seller: string) => run(() => limitsCommand('reset', { seller }, configWith())));
+  .action((seller: string) => run(async () => (await import('./limits.js')).limitsCommand('reset', { seller }, await configWith())));
 
 program
   .command('webhook-echo')
   .description('a receiver for the pool\'s notifications: verifies each with UPLOAD_WEBHOOK_SECRET and prints it as a JSON line')
   .addOption(new Option('--port <p>', 'port (default 8787)').argParser(wholeNumber('--port', 0, 65535)))
-  .action((opts: { port?: number }) => run(() => webhookEchoCommand(opts.port ?? 8787, configWith())));
+  .action((opts: { port?: number }) => run(async () => (await import('./webhook-echo.js')).webhookEchoCommand(opts.port ?? 8787, await configWith())));
 
 program
   .command('cancel')
   .description('stop an upload: no call for its rows leaves any more; rows not sent end cancelled, rows in flight end as answered')
   .requiredOption('--upload <id>', 'the upload to stop')
   .option('--json', 'print the upload as in status --json')
-  .action((opts: { upload: string; json?: boolean }) => run(() => cancelCommand(opts, configWith())));
+  .action((opts: { upload: string; json?: boolean }) => run(async () => (await import('./steer.js')).cancelCommand(opts, await configWith())));
 
 program
   .command('pause')
@@ -171,7 +172,7 @@ program
   .option('--all', 'hold every seller')
   .option('--reason <text>', 'why, shown in status and the console')
   .option('--json', 'print one JSON object on stdout')
-  .action((opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }) => run(() => pauseCommand(opts, configWith())));
+  .action((opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }) => run(async () => (await import('./steer.js')).pauseCommand(opts, await configWith())));
 
 program
   .command('resume')
@@ -179,7 +180,7 @@ program
   .option('--seller <id>', 'the seller to release')
   .option('--all', 'lift the pause of every seller')
   .option('--json', 'print one JSON object on stdout')
-  .action((opts: { seller?: string; all?: boolean; json?: boolean }) => run(() => resumeCommand(opts, configWith())));
+  .action((opts: { seller?: string; all?: boolean; json?: boolean }) => run(async () => (await import('./steer.js')).resumeCommand(opts, await configWith())));
 
 const consoleCmd = program
   .command('console')
@@ -188,9 +189,9 @@ const consoleCmd = program
   .option('--strict', 'refuse to start when Redis may evict keys (maxmemory-policy other than noeviction)')
   .action((opts: { port?: number; strict?: boolean }) =>
     run(async () => {
-      const config = configWith({ CONSOLE_PORT: opts.port });
-      const log = createLogger({ level: config.logLevel, pretty: config.logPretty, name: 'console' });
-      return consoleCommand(config, log, { strict: opts.strict });
+      const config = await configWith({ CONSOLE_PORT: opts.port });
+      const { consoleCommand } = await import('./console.js');
+      return consoleCommand(config, await loggerFor(config, 'console'), { strict: opts.strict });
     }),
   );
 consoleCmd
@@ -198,7 +199,7 @@ consoleCmd
   .description("print a signed link to a seller's page (needs CONSOLE_SECRET)")
   .requiredOption('--seller <id>', 'the seller the link opens')
   .option('--ttl <duration>', 'how long the link works: 90s, 30m, 12h, 7d (default 7d, at most 366d)')
-  .action((opts: { seller: string; ttl?: string }) => run(async () => consoleLinkCommand(configWith(), opts)));
+  .action((opts: { seller: string; ttl?: string }) => run(async () => (await import('./console.js')).consoleLinkCommand(await configWith(), opts)));
 
 try {
   if (process.argv.length <= 2) {

@@ -11,15 +11,13 @@ import type { Queue } from 'bullmq';
 import { Cluster, type Redis } from 'ioredis';
 import { keySlot } from '../queue-shards.js';
 import type { RedisClient } from '../redis.js';
+import { NotReplicated } from '../redis-errors.js';
 import type { RegistrationJob } from '../queue.js';
 
 /** How long `upload` waits for a replica to confirm its rows (ms). */
 export const REPLICA_WAIT_MS = 2000;
 
-/** The rows are on the master, but no replica confirmed them within the bound. */
-export class NotReplicated extends Error {
-  override readonly name = 'NotReplicated';
-}
+export { NotReplicated };
 
 async function replicasOf(client: Redis): Promise<number> {
   const m = /connected_slaves:(\d+)/.exec(await client.info('replication'));
