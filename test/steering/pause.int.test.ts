@@ -19,6 +19,12 @@ let pool: Running;
 const dir = mkdtempSync(join(tmpdir(), 'br-pause-'));
 /** The most a call for a paused seller may arrive after `pause` returned (cli.md). */
 const GRACE_MS = 200;
+/**
+ * The paused seller's rows (20 a window of 1.1 s: its 3 rounds of pause and resume take
+ * about 100 of them) and the other seller's, which keeps flowing through rounds 0 and 2.
+ */
+const BIG_ROWS = 300;
+const OTHER_ROWS = 300;
 
 type Api = Awaited<ReturnType<Stage['stats']>>;
 const arrivals = (s: Api, seller: string) => (s.sellers[seller]?.times ?? []) as number[];
@@ -47,8 +53,7 @@ afterAll(async () => {
 
 describe('pause and resume', () => {
   it('stops a seller\'s calls within 200 ms of pause returning, every time, while the others flow, and fails no row', async () => {
-    const big = await uploadOf('BIG', 500);
-    const other = await uploadOf('OTHER', 400);
+    const [big, other] = await Promise.all([uploadOf('BIG', BIG_ROWS), uploadOf('OTHER', OTHER_ROWS)]);
     const late: number[] = [];
     for (let round = 0; round < 3; round++) {
       const before = arrivals(await stage.stats(), 'BIG').length;
@@ -72,7 +77,7 @@ describe('pause and resume', () => {
         await pool.waitFor(/worker process ready/);
         await new Promise((r) => setTimeout(r, 1000));
         expect(arrivals(await stage.stats(), 'BIG').filter((t) => t > returnedAt + GRACE_MS)).toEqual([]);
-      } else if (arrivals(await stage.stats(), 'OTHER').length < 400) {
+      } else if (arrivals(await stage.stats(), 'OTHER').length < OTHER_ROWS) {
         expect(arrivals(await stage.stats(), 'OTHER').length).toBeGreaterThan(otherBefore);
       }
       const resumed = await runCli(['resume', '--seller', 'BIG'], stage.env);
@@ -81,11 +86,11 @@ describe('pause and resume', () => {
     expect(late).toEqual([0, 0, 0]);
     const done = await runCli(['status', '--wait', '--json'], stage.env, 120_000);
     const end = JSON.parse(done.stdout);
-    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ registered: 500, failed: 0, pending: 0 });
-    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === other)).toMatchObject({ registered: 400, failed: 0, pending: 0 });
+    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ registered: BIG_ROWS, failed: 0, pending: 0 });
+    expect(end.uploads.find((u: { uploadId: string }) => u.uploadId === other)).toMatchObject({ registered: OTHER_ROWS, failed: 0, pending: 0 });
     const api = await stage.stats();
-    expect(api.sellers.BIG).toMatchObject({ registered: 500, tooMany: 0 });
-    expect(api.sellers.OTHER).toMatchObject({ registered: 400, tooMany: 0 });
+    expect(api.sellers.BIG).toMatchObject({ registered: BIG_ROWS, tooMany: 0 });
+    expect(api.sellers.OTHER).toMatchObject({ registered: OTHER_ROWS, tooMany: 0 });
   }, 240_000);
 
   it('pause --all holds every seller until resume --all', async () => {
