@@ -46,7 +46,7 @@ async function child(mode: 'shared' | 'naive', redisPort: number, apiUrl: string
   const credentials = CredentialStore.open(credentialsFile, redactor);
   const client = createRegistrationClient({ baseUrl: apiUrl, timeoutMs: 5000, adapter, redactor });
   const log = createLogger({ level: 'silent', pretty: false, name: 'storm' });
-  const tokens = new SellerTokens({ redis, ns: 'storm', client, credentials, log, timeoutMs: 5000 });
+  const tokens = new SellerTokens({ redis, ns: 'storm', client, credentials, redactor, log, timeoutMs: 5000 });
   const own = new Map<string, { token: string; endsAt: number }>();
   let row = 0;
   const slot = async (n: number) => {

@@ -21,10 +21,13 @@ import { CredentialStore } from '../registration/credentials.js';
 import { Redactor } from '../registration/redactor.js';
 
 export async function workersCommand(config: Config, log: Logger, opts: { strict?: boolean } = {}): Promise<number> {
-  // an adapter that cannot load, or a credentials file that cannot be used, stops the start (one sentence, exit 1)
-  const adapter = await loadAdapter(config);
+  // a credentials file that cannot be used, or an adapter that cannot load, stops the start (one
+  // sentence, exit 1); the credentials first, so that the adapter's error is told without them
+  const redactor = new Redactor();
+  if (config.registrationToken) redactor.setSource('REGISTRATION_TOKEN', [config.registrationToken]);
+  CredentialStore.open(config.sellerCredentialsFile, redactor).close();
+  const adapter = await loadAdapter(config, process.cwd(), redactor);
   const signer = checkWebhookConfig(config);
-  CredentialStore.open(config.sellerCredentialsFile, new Redactor()).close();
   log.info({ adapter: adapter.name, tokens: adapter.tokens, credentials: config.sellerCredentialsFile ? 'file' : 'none' }, 'registration adapter loaded');
   // The supervisor's own connection: metrics (queue depth) and /healthz. It waits for Redis like the workers.
   // under --strict an evicting Redis refuses the start before any worker starts

@@ -91,9 +91,16 @@ export class AdapterFault extends Error {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+/** A reason or an id as text a seller can be shown: no control characters, no bidirectional overrides (which reorder what follows). */
 const nonEmpty = (v: unknown, max = 500): string | undefined =>
   // eslint-disable-next-line no-control-regex
-  typeof v === 'string' && v.trim() !== '' ? v.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, max) : undefined;
+  typeof v === 'string' && v.trim() !== '' ? v.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ').trim().slice(0, max) : undefined;
+/** A header name HTTP allows (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value HTTP allows, as Node sends it: tab, visible ASCII, space and Latin-1; no CR or LF. */
+// eslint-disable-next-line no-control-regex
+const HEADER_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
+const article = (word: string) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
 
 /** What a value looks like, for a message (never the value itself: it may hold a secret). */
 export function shapeOf(v: unknown): string {
@@ -119,6 +126,12 @@ export function checkRequest(value: unknown, what: string): AdapterRequest {
     for (const [k, v] of Object.entries(value.headers)) {
       if (v === undefined) continue;
       if (typeof v !== 'string' && typeof v !== 'number') throw new AdapterFault(`${what} returned header ${JSON.stringify(k)} that is not a string`);
+      // such a header cannot be sent: the row fails naming the adapter (sent anyway, it would fail as if
+      // the API were unreachable, or go altered: a CR or LF dropped)
+      if (!HEADER_NAME.test(k)) throw new AdapterFault(`${what} returned a header name HTTP does not allow: ${JSON.stringify(k.slice(0, 40))}`);
+      if (!HEADER_VALUE.test(String(v))) {
+        throw new AdapterFault(`${what} returned header ${JSON.stringify(k)} whose value holds a character HTTP does not allow (a line break, a control character, or one beyond Latin-1: encode it)`);
+      }
       headers[k] = String(v);
     }
   }
@@ -142,7 +155,7 @@ export function checkOutcome(value: unknown, what = 'outcome()'): AdapterOutcome
   const withRule = <T extends object>(o: T) => (rule ? { ...o, rule } : o);
   const reasonOf = (fallback?: string) => {
     const r = nonEmpty(value.reason) ?? fallback;
-    if (r === undefined) throw new AdapterFault(`${what} returned a ${String(value.kind)} outcome without a reason`);
+    if (r === undefined) throw new AdapterFault(`${what} returned ${article(String(value.kind))} ${String(value.kind)} outcome without a reason`);
     return r;
   };
   switch (value.kind) {
@@ -188,5 +201,5 @@ export function checkTokenOutcome(value: unknown): TokenOutcome {
   }
   const outcome = checkOutcome(value, 'tokenOutcome()');
   if (outcome.kind === 'unauthorized' || outcome.kind === 'throttled' || outcome.kind === 'transient') return outcome;
-  throw new AdapterFault(`tokenOutcome() returned a ${outcome.kind} outcome; expected a token, or unauthorized, throttled or transient`);
+  throw new AdapterFault(`tokenOutcome() returned ${article(outcome.kind)} ${outcome.kind} outcome; expected a token, or unauthorized, throttled or transient`);
 }

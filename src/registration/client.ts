@@ -43,6 +43,17 @@ function bodyOf(data: unknown): unknown {
   return data;
 }
 
+/**
+ * Errors Node raises while building a request, before anything is sent: the request itself
+ * is wrong (a path with spaces, a header checkRequest let through), not the API away.
+ */
+const UNSENDABLE = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_UNESCAPED_CHARACTERS', 'ERR_INVALID_URL', 'ERR_INVALID_PROTOCOL', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_ARG_VALUE']);
+function unsendable(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  const cause = (err as { cause?: { code?: unknown } })?.cause?.code;
+  return UNSENDABLE.has(String(code)) || UNSENDABLE.has(String(cause));
+}
+
 /** Rejects after `ms` when `p` has not settled (an adapter's promise that never ends must not hold a slot forever). */
 function within<T>(p: T | Promise<T>, ms: number, what: string): Promise<T> {
   if (!(p instanceof Promise)) return Promise.resolve(p);
@@ -86,20 +97,29 @@ export function createRegistrationClient(opts: {
     return { kind: 'fault', reason: redactor.redact(`${loaded.name}: ${shown}`).slice(0, 500) };
   };
 
-  /** Sends a request; undefined answer: none came (the transient reason says why). */
-  async function send(req: AdapterRequest, idempotencyKey?: string): Promise<AdapterAnswer | { kind: 'transient'; reason: string }> {
+  /**
+   * Sends a request. A transient outcome: no answer came (its reason says why); a fault: the
+   * adapter's request cannot be sent at all (a body JSON cannot hold, a URL or path HTTP refuses),
+   * which says nothing of the API and is not retried.
+   */
+  async function send(req: AdapterRequest, what: string, idempotencyKey?: string): Promise<AdapterAnswer | { kind: 'transient' | 'fault'; reason: string }> {
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'bulk-register', ...req.headers };
     const names = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
     if (idempotencyKey !== undefined && !names.has('idempotency-key')) headers['Idempotency-Key'] = idempotencyKey;
     let data: unknown = req.body;
     if (data !== undefined && typeof data !== 'string') {
-      data = JSON.stringify(data);
+      try {
+        data = JSON.stringify(data);
+      } catch (err) {
+        return fault(what, new AdapterFault(`${what} returned a body that cannot be sent as JSON (${(err as Error).message.split('\n')[0]})`));
+      }
       if (!names.has('content-type')) headers['Content-Type'] = 'application/json';
     }
     try {
       const res = await client.request({ method: req.method, url: req.url ?? req.path, headers, data });
       return { status: res.status, headers: headersOf(res.headers), body: bodyOf(res.data) };
     } catch (err) {
+      if (unsendable(err)) return fault(what, new AdapterFault(`${what} returned a request that cannot be sent (${(err as Error).message.split('\n')[0]})`));
       return outcomeOfError(err, opts.timeoutMs);
     }
   }
@@ -113,7 +133,7 @@ export function createRegistrationClient(opts: {
       } catch (err) {
         return fault('request()', err);
       }
-      const answer = await send(req, call.idempotencyKey);
+      const answer = await send(req, 'request()', call.idempotencyKey);
       if ('kind' in answer) return answer;
       try {
         const outcome = checkOutcome(await within(adapter.outcome(answer), opts.timeoutMs, 'outcome()'));
@@ -130,8 +150,8 @@ export function createRegistrationClient(opts: {
       } catch (err) {
         return fault('tokenRequest()', err);
       }
-      const answer = await send(req);
-      if ('kind' in answer) return { kind: 'transient', reason: `token request: ${answer.reason}` };
+      const answer = await send(req, 'tokenRequest()');
+      if ('kind' in answer) return answer.kind === 'fault' ? { kind: 'fault', reason: answer.reason } : { kind: 'transient', reason: `token request: ${answer.reason}` };
       try {
         const out = checkTokenOutcome(await within(adapter.tokenOutcome(answer), opts.timeoutMs, 'tokenOutcome()'));
         if ('token' in out) {

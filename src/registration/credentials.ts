@@ -21,7 +21,8 @@ export const CREDENTIALS_POLL_MS = 1000;
 export function parseCredentials(text: string): Entries {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // a byte-order mark, as editors on Windows save UTF-8, is not part of the JSON
+    value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
     throw new Error('it is not valid JSON');
   }

@@ -9,6 +9,10 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config-error.js';
 import type { Adapter } from './adapter.js';
 import { builtinAdapter } from './builtin-adapter.js';
+import type { Redactor } from './redactor.js';
+
+/** How long the module may take to load (a top-level await that never settles would otherwise end the process silently). */
+export const ADAPTER_LOAD_MS = 15_000;
 
 export interface LoadedAdapter {
   adapter: Adapter;
@@ -19,9 +23,16 @@ export interface LoadedAdapter {
   tokens: boolean;
 }
 
+/**
+ * @param redactor masks the credentials in the sentence when the module fails to load (its
+ *   error may quote them); the caller reads the credentials file first
+ * @param loadMs how long the module may take to load
+ */
 export async function loadAdapter(
   config: { registrationAdapter: string | undefined; registrationToken: string | undefined },
   cwd = process.cwd(),
+  redactor?: Redactor,
+  loadMs = ADAPTER_LOAD_MS,
 ): Promise<LoadedAdapter> {
   if (!config.registrationAdapter) {
     return { adapter: builtinAdapter({ registrationToken: config.registrationToken }), name: 'the built-in adapter', builtin: true, tokens: false };
@@ -31,11 +42,19 @@ export async function loadAdapter(
   const shown = `REGISTRATION_ADAPTER=${JSON.stringify(given)}`;
   if (!existsSync(file)) throw new ConfigError(`${shown} is invalid: no such file (${file}).`);
   let mod: { default?: unknown };
+  let timer: NodeJS.Timeout | undefined;
   try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    mod = (await Promise.race([
+      import(pathToFileURL(file).href),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`it did not finish loading within ${loadMs / 1000} s (a top-level await that never ends?)`)), loadMs);
+      }),
+    ])) as { default?: unknown };
   } catch (err) {
-    const why = (err as Error)?.message?.split('\n')[0]?.slice(0, 200) ?? 'unknown error';
-    throw new ConfigError(`${shown} could not be loaded: ${why}.`);
+    const why = (err as Error)?.message?.split('\n')[0] ?? 'unknown error';
+    throw new ConfigError(`${shown} could not be loaded: ${(redactor ? redactor.redact(why) : why).slice(0, 200)}.`);
+  } finally {
+    clearTimeout(timer);
   }
   const a = mod.default as Record<string, unknown> | undefined;
   if (!a || typeof a !== 'object') throw new ConfigError(`${shown} is invalid: the module has no default export object (export default { request, outcome }).`);

@@ -3,14 +3,23 @@
  *
  * - `{ns}:tok:{sellerId}` hash { token, fp, life, renewed }: the seller's token, its
  *   credentials' fingerprint, its lifetime (ms), and 1 when it was fetched because
- *   a call was refused; the key expires with the token (PEXPIRE: Redis's clock).
+ *   a call was refused and no call has gone through with it yet (a refusal of such
+ *   a token pauses the seller; one that has worked is renewed again when refused,
+ *   as a marketplace that revokes tokens now and then asks); the key expires with
+ *   the token (PEXPIRE: Redis's clock).
  * - `{ns}:tok:{sellerId}:lock`: held (SET NX PX) by the one process fetching a
  *   token for the seller: at most one token request per seller in the pool.
- * - `{ns}:tok:{sellerId}:wait`: set for the time the token endpoint asked (its 429).
+ * - `{ns}:tok:{sellerId}:wait`: set for the time the token endpoint asked (its 429),
+ *   or TOKEN_RETRY_MS after a token request got no usable answer: the seller's rows
+ *   wait instead of asking again at once.
  *
  * A process keeps the token it read until REFRESH_SHARE of its life is left;
  * then one process fetches the next in the background while the others go on
- * with the current one, so calls do not meet expired tokens. Anyone who can read
+ * with the current one, so calls do not meet expired tokens. A row that needs a
+ * token another row is fetching waits for it at most TOKEN_WAIT_MS, then is
+ * delayed: a token endpoint that hangs holds one job's slot, not every slot
+ * the seller's rows reach. Every token read goes to the redactor, so no process
+ * writes one in a message, whichever process fetched it. Anyone who can read
  * Redis can read these tokens (docs/adapters.md, "Tokens").
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +27,7 @@ import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import type { CredentialStore } from './credentials.js';
 import type { RegistrationClient } from './client.js';
+import type { Redactor } from './redactor.js';
 
 /** A new token is fetched once less than this share of the current one's life is left. */
 export const REFRESH_SHARE = 1 / 3;
@@ -27,13 +37,18 @@ const LAST_USE_MS = 1000;
 const POLL_MS = 50;
 /** How long a row waits after a token request got no usable answer (ms). */
 export const TOKEN_RETRY_MS = 2000;
+/** How long a row waits for a token another row is fetching before it gives its slot back (ms). */
+export const TOKEN_WAIT_MS = 1000;
+
+/** Marks a refused-then-renewed token as one a call has gone through with, if it is still the seller's. */
+const PROVEN = `if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then redis.call('HSET', KEYS[1], 'renewed', 0) end return 0`;
 
 export type TokenAnswer =
   | { token: string; renewed: boolean }
   /** The row waits this long (token endpoint throttled or unavailable): no attempt used. */
   | { waitMs: number; reason: string }
-  /** The credentials were refused: the seller is paused with this reason. */
-  | { rejected: string };
+  /** The credentials were refused: the seller is paused with this reason; `fp`: the refused credentials' fingerprint. */
+  | { rejected: string; fp: string };
 
 interface Held {
   token: string;
@@ -45,6 +60,17 @@ interface Held {
 }
 
 export const tokenKey = (ns: string, sellerId: string) => `${ns}:tok:{${sellerId}}`;
+
+/** Waits for another row's token request at most TOKEN_WAIT_MS; then the row is delayed and its slot goes to other rows. */
+function awhile(running: Promise<TokenAnswer>): Promise<TokenAnswer> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    running,
+    new Promise<TokenAnswer>((resolve) => {
+      timer = setTimeout(() => resolve({ waitMs: TOKEN_WAIT_MS, reason: 'another row is still fetching the token' }), TOKEN_WAIT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
 
 export class SellerTokens {
   private readonly held = new Map<string, Held>();
@@ -59,6 +85,7 @@ export class SellerTokens {
       ns: string;
       client: RegistrationClient;
       credentials: CredentialStore;
+      redactor: Redactor;
       log: Logger;
       timeoutMs: number;
       now?: () => number;
@@ -94,6 +121,23 @@ export class SellerTokens {
   }
 
   /**
+   * A call with `token` went through (the marketplace took it): a token fetched after a
+   * refusal is then a good one, and a later refusal of it is renewed, not a pause.
+   */
+  proven(sellerId: string, token: string): void {
+    const h = this.held.get(sellerId);
+    if (!h || h.token !== token || !h.renewed) return;
+    h.renewed = false;
+    void this.deps.redis.eval(PROVEN, 1, tokenKey(this.deps.ns, sellerId), token).catch(() => undefined);
+  }
+
+  /** True when `token` is the seller's token fetched after a refusal, with no call through yet (read from Redis: another process may have proven it). */
+  async unproven(sellerId: string, token: string): Promise<boolean> {
+    const h = await this.read(sellerId);
+    return h !== undefined && h.token === token && h.renewed;
+  }
+
+  /**
    * A call with `refused` was answered unauthorized: a token other than it, fetched
    * now unless another process already did.
    */
@@ -112,6 +156,7 @@ export class SellerTokens {
       return undefined;
     }
     const held: Held = { token: h.token, fp: h.fp ?? '', life: Number(h.life ?? pttl), renewed: h.renewed === '1', endsAt: this.now() + pttl };
+    this.deps.redactor.addToken(held.token);
     this.held.set(sellerId, held);
     return held;
   }
@@ -119,7 +164,7 @@ export class SellerTokens {
   /** One fetch per seller in this process; across processes, the lock. */
   private fetch(sellerId: string, fp: string, refused: string | undefined): Promise<TokenAnswer> {
     const running = this.fetching.get(sellerId);
-    if (running) return running;
+    if (running) return awhile(running);
     const p = this.fetchShared(sellerId, fp, refused).finally(() => this.fetching.delete(sellerId));
     this.fetching.set(sellerId, p);
     return p;
@@ -128,10 +173,10 @@ export class SellerTokens {
   private async fetchShared(sellerId: string, fp: string, refused: string | undefined): Promise<TokenAnswer> {
     const { redis, ns } = this.deps;
     const key = tokenKey(ns, sellerId);
-    const deadline = this.now() + this.deps.timeoutMs * 3;
+    const deadline = this.now() + TOKEN_WAIT_MS;
     for (;;) {
-      const waitMs = await redis.pttl(`${key}:wait`);
-      if (waitMs > 0) return { waitMs, reason: 'the token endpoint asked to wait' };
+      const [[, waitMs], [, why]] = (await redis.multi().pttl(`${key}:wait`).get(`${key}:wait`).exec()) as [[unknown, number], [unknown, string | null]];
+      if (waitMs > 0) return { waitMs, reason: why === 'unavailable' ? 'the token endpoint gave no usable answer' : 'the token endpoint asked to wait' };
       const locked = await redis.set(`${key}:lock`, this.id, 'PX', this.deps.timeoutMs + 2000, 'NX');
       if (locked === 'OK') {
         try {
@@ -146,7 +191,7 @@ export class SellerTokens {
       // another process is fetching it: go on with a usable token, else wait for theirs
       const h = await this.read(sellerId);
       if (this.usable(h, fp) && h.token !== refused) return { token: h.token, renewed: h.renewed };
-      if (this.now() > deadline) return { waitMs: TOKEN_RETRY_MS, reason: 'another process is still fetching the token' };
+      if (this.now() > deadline) return { waitMs: TOKEN_WAIT_MS, reason: 'another process is still fetching the token' };
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
@@ -155,7 +200,10 @@ export class SellerTokens {
     const { redis, ns, client, credentials, log } = this.deps;
     const key = tokenKey(ns, sellerId);
     this.requests++;
-    const out = await client.requestToken({ sellerId, credentials: credentials.for(sellerId), now: this.now() });
+    // the credentials sent and their fingerprint, taken together: a refusal pauses the seller
+    // until the file holds other credentials than these (not than those read when it answers)
+    const sent = { credentials: credentials.for(sellerId), fp: credentials.fingerprint(sellerId) };
+    const out = await client.requestToken({ sellerId, credentials: sent.credentials, now: this.now() });
     if ('token' in out) {
       const life = out.expiresInMs;
       await redis.multi()
@@ -169,14 +217,16 @@ export class SellerTokens {
     }
     switch (out.kind) {
       case 'unauthorized':
-        return { rejected: out.reason };
+        return { rejected: out.reason, fp: sent.fp };
       case 'throttled': {
         const waitMs = Math.max(1, out.retryAfterMs ?? 60_000);
-        await redis.set(`${key}:wait`, '1', 'PX', waitMs);
+        await redis.set(`${key}:wait`, 'throttled', 'PX', waitMs);
         log.warn({ sellerId, retryAfterMs: waitMs }, 'the token endpoint answered throttled: token requests for the seller wait');
         return { waitMs, reason: 'the token endpoint asked to wait' };
       }
       default:
+        // every process's rows wait, not only this one: one token request per TOKEN_RETRY_MS at most
+        await redis.set(`${key}:wait`, 'unavailable', 'PX', TOKEN_RETRY_MS);
         log.warn({ sellerId, reason: out.reason }, 'token request got no usable answer; the rows wait and try again');
         return { waitMs: TOKEN_RETRY_MS, reason: out.reason };
     }

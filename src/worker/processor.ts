@@ -195,10 +195,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return { outcome: 'cancelled', reason: cancelDetail.reason };
   }
 
-  /** The marketplace refused the seller's credentials: the seller is paused, the row held. */
-  async function pauseForCredentials(job: Job<RegistrationJob>, token: string | undefined, why: string): Promise<never> {
+  /**
+   * The marketplace refused the seller's credentials: the seller is paused, the row held.
+   * `fp`: the fingerprint of the credentials refused (taken when they were sent), so that the
+   * pause ends once the file holds others, also when it changed while the request was out.
+   */
+  async function pauseForCredentials(job: Job<RegistrationJob>, token: string | undefined, why: string, fp: string): Promise<never> {
     const { sellerId } = job.data;
-    const pause: Pause = { reason: `credentials rejected: ${why}`, by: 'credentials', since: deps.now(), fp: deps.credentials?.fingerprint(sellerId) ?? 'none' };
+    const pause: Pause = { reason: `credentials rejected: ${why}`, by: 'credentials', since: deps.now(), fp };
     const { pause: inForce, changed } = await pauseSeller(deps.redis, ns, sellerId, pause);
     deps.pauses?.note(sellerId, inForce);
     if (changed) log.warn({ sellerId, reason: pause.reason }, 'seller paused: the marketplace refused its credentials; its rows wait until they change or `resume --seller`');
@@ -296,7 +300,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (deps.tokens) {
       const t = await deps.tokens.get(sellerId);
       if (!('token' in t)) await giveBack(job, ahead);
-      if ('rejected' in t) return pauseForCredentials(job, token, t.rejected);
+      if ('rejected' in t) return pauseForCredentials(job, token, t.rejected, t.fp);
       if ('waitMs' in t) return delay(job, token, t.waitMs);
       accessToken = t;
     }
@@ -324,6 +328,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
 
     let outcome: ApiOutcome;
+    const sentFp = deps.credentials?.fingerprint(sellerId) ?? 'none';
     try {
       outcome = await api.register({
         sellerId, uploadId, row, idempotencyKey: member, product, attributes: job.data.attributes ?? {},
@@ -355,15 +360,22 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (outcome.kind === 'unauthorized') {
       deps.onEvent?.('unauthorized', sellerId);
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
-      // a token fetched since this call left may be good: one fresh token, one resend with the same key
-      if (deps.tokens && accessToken && !accessToken.renewed) {
+      // a token fetched since this call left may be good: one fresh token, one resend with the same key.
+      // The seller is paused when the token refused was itself fetched after a refusal and no call
+      // has gone through with it (asked of Redis: another process may have had one through)
+      if (deps.tokens && accessToken && !(accessToken.renewed && (await deps.tokens.unproven(sellerId, accessToken.token)))) {
         const t = await deps.tokens.renew(sellerId, accessToken.token);
-        if ('rejected' in t) return pauseForCredentials(job, token, t.rejected);
+        if ('rejected' in t) return pauseForCredentials(job, token, t.rejected, t.fp);
         if ('waitMs' in t) return delay(job, token, t.waitMs);
         log.info({ sellerId, uploadId, row }, 'the marketplace refused the token: the row is sent again with a fresh one');
         return delay(job, token, 1);
       }
-      return pauseForCredentials(job, token, outcome.reason);
+      return pauseForCredentials(job, token, outcome.reason, sentFp);
+    }
+
+    // the marketplace took the token (it answered for the row itself): a refusal of it later is renewed
+    if (accessToken?.renewed && (outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid')) {
+      deps.tokens?.proven(sellerId, accessToken.token);
     }
 
     if (outcome.kind === 'transient') {
@@ -380,7 +392,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       outcome.kind === 'registered' ? { outcome: 'registered', productId: outcome.productId }
       : outcome.kind === 'duplicate' ? { outcome: 'duplicate', ...(outcome.productId ? { productId: outcome.productId } : {}), reason: outcome.reason }
       : outcome.kind === 'fault' ? { outcome: 'failed', reason: outcome.reason }
-      : { outcome: 'failed', reason: outcome.field && !outcome.reason.startsWith(outcome.field) ? `${outcome.field}: ${outcome.reason}` : outcome.reason };
+      : { outcome: 'failed', reason: (outcome.field && !outcome.reason.startsWith(outcome.field) ? `${outcome.field}: ${outcome.reason}` : outcome.reason).slice(0, 500) };
     const final = { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: log.isLevelEnabled('info') };
     // the count and its job's completion (issued later in this turn) leave in one write,
     // and behind them the permit for the row BullMQ fetches with that completion

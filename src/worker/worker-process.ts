@@ -94,8 +94,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // the adapter and the credentials were checked by `workers` before the pool started
   const redactor = new Redactor();
   if (config.registrationToken) redactor.setSource('REGISTRATION_TOKEN', [config.registrationToken]);
-  const adapter = await loadAdapter(config);
   const credentials = CredentialStore.open(config.sellerCredentialsFile, redactor, { log, watch: true });
+  const adapter = await loadAdapter(config, process.cwd(), redactor);
   const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs, adapter, redactor });
   // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
   const adaptive = config.workerConcurrency !== 'auto' ? undefined : new AdaptiveConcurrency(slots, (now, why) => {
@@ -113,7 +113,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     register: (...args) => adaptive.track(() => client.register(...args), (outcome) => outcome.kind !== 'transient'),
   };
   const ns = namespaceOf(config.queuePrefix);
-  const tokens = adapter.tokens ? new SellerTokens({ redis, ns, client, credentials, log, timeoutMs: config.apiTimeoutMs }) : undefined;
+  const tokens = adapter.tokens ? new SellerTokens({ redis, ns, client, credentials, redactor, log, timeoutMs: config.apiTimeoutMs }) : undefined;
   // pauses (operator's and credentials') are read every PAUSE_POLL_MS; a credentials
   // pause ends once the seller's credentials in the file are not the ones refused
   const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns);

@@ -24,7 +24,7 @@ const LIMIT = 20;
 const WINDOW = 1000;
 const TOKEN_LIFE_MS = 3000;
 const dir = mkdtempSync(join(tmpdir(), 'br-marketplace-'));
-const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9' };
+const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9', S5: 'sec-S5-1c2d3e4f5a' };
 const clients = Object.fromEntries(Object.entries(secrets).map(([s, secret]) => [s, { clientId: `client-${s}`, clientSecret: secret }]));
 const credentialsFile = join(dir, 'credentials.json');
 const writeCredentials = (entries: Record<string, { clientId: string; clientSecret: string }>) => {
@@ -195,6 +195,30 @@ describe('a marketplace with its own sign-in, through an adapter', () => {
     await cliStatus();
   }, 180_000);
 
+  it('renews a token the marketplace revokes again after it has worked, without pausing the seller', async () => {
+    const up = await upload('S5', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S5', 120))), 's5.xlsx');
+    const s5 = up.json.uploadId;
+    let paused = false;
+    const watch = setInterval(() => void status().then((s) => { paused ||= sellerOf(s, 'S5')?.paused != null; }, () => undefined), 100);
+    try {
+      await until('S5 under way', async () => market.stats().sellers.S5!.registered >= 20, 30_000);
+      market.revokeTokens('S5');
+      // a fresh token, which then works for a while
+      const renewedAt = market.stats().sellers.S5!.registered;
+      await until('S5 registering with its new token', async () => market.stats().sellers.S5!.registered >= renewedAt + 30, 30_000);
+      market.revokeTokens('S5');
+      await until('S5 done', async () => uploadOf(await status(), s5).done === true, 60_000);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(paused).toBe(false);
+    expect(uploadOf(await status(), s5)).toMatchObject({ registered: 120, failed: 0 });
+    const st = market.stats().sellers.S5!;
+    expect(st.registered).toBe(120);
+    expect(st.tooMany).toBe(0);
+    expect(pool.output()).not.toMatch(/"sellerId":"S5"[^\n]*seller paused/);
+  }, 120_000);
+
   it('fails only the rows an adapter cannot handle, naming the adapter, and the process goes on', async () => {
     const rows = productRows(sampleProducts('S4', 6));
     rows[1]![0] = 'BOOM-1';
@@ -245,17 +269,21 @@ describe('start-up refuses what cannot work, in one sentence', () => {
     writeFileSync(broken, 'export default {;');
     const notObject = join(dir, 'creds-array.json');
     writeFileSync(notObject, '["secret-in-array-xyz"]');
+    const saysSecret = join(dir, 'says-secret.mjs');
+    writeFileSync(saysSecret, `throw new Error('cannot start with clientSecret ${secrets.S2}');`);
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ REGISTRATION_ADAPTER: bad }, /^REGISTRATION_ADAPTER=".*no-outcome\.mjs" is invalid: its default export has no outcome function\.\n$/],
       [{ REGISTRATION_ADAPTER: broken }, /^REGISTRATION_ADAPTER=".*broken\.mjs" could not be loaded: .*\.\n$/],
       [{ REGISTRATION_ADAPTER: join(dir, 'missing.mjs') }, /^REGISTRATION_ADAPTER=".*missing\.mjs" is invalid: no such file/],
       [{ SELLER_CREDENTIALS_FILE: notObject }, /^SELLER_CREDENTIALS_FILE=".*creds-array\.json" is invalid: it is not a JSON object of sellers\.\n$/],
+      [{ REGISTRATION_ADAPTER: saysSecret }, /^REGISTRATION_ADAPTER=".*says-secret\.mjs" could not be loaded: cannot start with clientSecret \[redacted\]\.\n$/],
     ];
     for (const [extra, message] of cases) {
       const res = await runCli(['workers', '--processes', '1'], { ...env, ...extra }, 30_000);
       expect(res.code, JSON.stringify(extra)).toBe(1);
       expect(res.stderr).toMatch(message);
       expect(res.stderr).not.toContain('secret-in-array-xyz');
+      expect(res.stderr).not.toContain(secrets.S2);
       expect(res.stderr).not.toMatch(/\n\s+at /);
     }
   }, 90_000);

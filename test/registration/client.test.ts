@@ -126,6 +126,28 @@ describe('the registration client', () => {
     }
   });
 
+  it('fails, naming the adapter, a request that cannot be sent, and sends nothing: it is no sign of the API being away', async () => {
+    const requests: Array<[string, Record<string, unknown>]> = [
+      ['a header value beyond Latin-1', { method: 'POST', path: '/products', headers: { 'X-Shop-Name': '상점' }, body: {} }],
+      ['a line break in a header value', { method: 'POST', path: '/products', headers: { 'X-Note': 'a\r\nX-Injected: 1' }, body: {} }],
+      ['a header name with a space', { method: 'POST', path: '/products', headers: { 'X Shop': 'a' }, body: {} }],
+      ['a body JSON cannot hold', { method: 'POST', path: '/products', body: { stock: 10n } }],
+    ];
+    const before = seen.length;
+    for (const [what, request] of requests) {
+      const adapter = { request: () => request, outcome: () => ({ kind: 'registered', productId: 'x' }) } as unknown as Adapter;
+      const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'adapter shop.mjs', builtin: false, tokens: false }, redactor: new Redactor() });
+      try {
+        const outcome = await client.register(call);
+        expect(outcome, what).toMatchObject({ kind: 'fault' });
+        expect((outcome as { reason: string }).reason, what).toMatch(/^adapter shop\.mjs: request\(\) returned (a header|header "X-|a body that cannot be sent as JSON)/);
+      } finally {
+        client.close();
+      }
+    }
+    expect(seen.length).toBe(before);
+  });
+
   it('joins paths to the base URL as axios does', () => {
     expect(fullUrl('http://h/api/', '/v1/x')).toBe('http://h/api/v1/x');
     expect(fullUrl('http://h/api', 'v1/x?a=1')).toBe('http://h/api/v1/x?a=1');

@@ -58,6 +58,10 @@ describe('SELLER_CREDENTIALS_FILE', () => {
     expect(redactor.redact('sent second-secret-2 and first-secret-1')).toBe('sent [redacted] and first-secret-1');
   });
 
+  it('reads a file saved with a byte-order mark, as editors on Windows save UTF-8', () => {
+    expect(parseCredentials('\uFEFF{"S1":{"clientSecret":"bom-secret-1"}}')).toEqual({ S1: { clientSecret: 'bom-secret-1' } });
+  });
+
   it('refuses a bad file at start-up in one sentence that quotes nothing of it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'creds-'));
     const bad = join(dir, 'bad.json');
