@@ -22,6 +22,12 @@ export interface RegistrationJob {
    * from the front of the job's JSON.
    */
   attributes?: Record<string, string>;
+  /**
+   * When the row's first attempt without a usable answer was granted (Redis ms), set
+   * then and kept across its retries: its last attempt fails only when the API has
+   * answered another row since (steering/outage.ts).
+   */
+  failingSince?: number;
 }
 
 /** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */

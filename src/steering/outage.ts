@@ -2,13 +2,18 @@
  * Riding out an API outage (cli.md "Steering uploads", API outages): a circuit
  * breaker shared by every process of the pool through Redis.
  *
- * - Closed: each process watches its own calls. After TRIP_AFTER calls in a row
- *   with no usable answer (5xx, timeout, refused or dropped connection), within
- *   TRIP_WINDOW_MS, it sets `api-down` ({ since }) in the steering hash
+ * - Closed: each process watches its own calls. After calls of TRIP_AFTER different
+ *   rows in a row with no usable answer (5xx, timeout, refused or dropped connection),
+ *   within TRIP_WINDOW_MS, it sets `api-down` ({ since }) in the steering hash
  *   (steer-key.ts) and the whole pool holds:
  *   every process reads the key with the pauses (every PAUSE_POLL_MS). An answer
- *   of any kind (201, 409, 422, 429...) resets the count, so one seller's bad rows
- *   or one slow request never trip it.
+ *   of any kind (201, 409, 422, 429...) resets the count, and one row's retries
+ *   count once, so one bad row or one slow request never trips it.
+ * - A row whose last attempt gets no usable answer fails only when the API has
+ *   answered another row since this one began failing (`{ns}:api-answered`, the
+ *   latest such answer's permit time on Redis's clock, written at most once a
+ *   second by each process). Otherwise the row is held as for an outage: with
+ *   MAX_ATTEMPTS=1, or before the breaker trips, an outage fails no row.
  * - Open: rows are held aside as for a pause (no attempt used). Once per
  *   PROBE_EVERY_MS (2 s), one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
  *   probe. A usable answer closes the breaker (the key is deleted) and the held
@@ -27,6 +32,7 @@ export const TRIP_WINDOW_MS = 10_000;
 export const PROBE_EVERY_MS = 2000;
 
 export const apiProbeKey = (ns: string) => `${ns}:api-probe`;
+export const apiAnsweredKey = (ns: string) => `${ns}:api-answered`;
 
 export interface ApiDown {
   /** ms since the epoch. */
@@ -43,28 +49,38 @@ export function parseApiDown(json: string | null | undefined): ApiDown | undefin
   }
 }
 
-/** One process's count of calls in a row without a usable answer. Pure but for the clock passed in. */
+/** One process's count of rows whose calls in a row got no usable answer. Pure but for the clock passed in. */
 export class FailureStreak {
-  private streak = 0;
+  private readonly rows = new Set<string>();
   private firstAt = 0;
 
-  /** Notes a call's result; true when this one makes the streak trip the breaker. */
-  note(usable: boolean, now: number): boolean {
+  /** Notes a call's result (`row`: which row it was for); true when this one makes the streak trip the breaker. */
+  note(usable: boolean, now: number, row: string): boolean {
     if (usable) {
-      this.streak = 0;
+      this.rows.clear();
       return false;
     }
-    if (this.streak === 0 || now - this.firstAt > TRIP_WINDOW_MS) {
-      this.streak = 0;
+    if (this.rows.size === 0 || now - this.firstAt > TRIP_WINDOW_MS) {
+      this.rows.clear();
       this.firstAt = now;
     }
-    this.streak++;
-    return this.streak >= TRIP_AFTER;
+    this.rows.add(row);
+    return this.rows.size >= TRIP_AFTER;
   }
 
   reset(): void {
-    this.streak = 0;
+    this.rows.clear();
   }
+}
+
+/** Notes that the API answered a row whose permit was granted at `at` (Redis ms); the mark only moves on. */
+export async function markApiAnswered(redis: RedisClient, ns: string, at: number): Promise<void> {
+  await redis.zadd(apiAnsweredKey(ns), 'GT', at, 'last');
+}
+
+/** When the API last answered a row, by that row's permit time (Redis ms); 0 when never. */
+export async function apiAnsweredAt(redis: RedisClient, ns: string): Promise<number> {
+  return Number((await redis.zscore(apiAnsweredKey(ns), 'last')) ?? 0);
 }
 
 /** Opens the breaker for the pool; true when this call opened it (the others found it open). */

@@ -31,7 +31,7 @@ import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetail } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
+import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type RegistrationJob } from '../queue.js';
 
@@ -220,12 +220,35 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return takeProbe(deps.redis, ns).catch(() => false);
   }
 
-  /** A call's result for the breaker; returns true when the API now counts as unavailable. */
-  async function noteAnswer(usable: boolean): Promise<boolean> {
+  /**
+   * That the API answered, for rows deciding whether they failed in an outage: written at most
+   * once a second by this process, the latest answer's permit time, and the last one of a
+   * second always (trailing), so that no answer goes unsaid for longer than a second.
+   */
+  const answered = { writtenAt: 0, latest: 0, timer: undefined as NodeJS.Timeout | undefined };
+  function noteAnswered(grantedAt: number): void {
+    answered.latest = Math.max(answered.latest, grantedAt);
+    if (answered.timer) return;
+    const write = () => {
+      answered.timer = undefined;
+      answered.writtenAt = deps.now();
+      void markApiAnswered(deps.redis, ns, answered.latest).catch(() => undefined);
+    };
+    const wait = answered.writtenAt + 1000 - deps.now();
+    if (wait <= 0) write();
+    else (answered.timer = setTimeout(write, wait)).unref();
+  }
+
+  /**
+   * A call's result for the breaker; returns true when the API now counts as unavailable.
+   * `row`: the row it was for (its retries count once); `grantedAt`: its permit's time (Redis ms).
+   */
+  async function noteAnswer(usable: boolean, row: string, grantedAt: number): Promise<boolean> {
     if (!deps.pauses) return false;
     const now = deps.now();
     if (usable) {
       streak.reset();
+      noteAnswered(grantedAt);
       if (deps.pauses.apiDown()) {
         deps.pauses.noteApi(undefined);
         if (await markApiUp(deps.redis, ns).catch(() => false)) {
@@ -236,7 +259,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return false;
     }
     if (deps.pauses.apiDown()) return true;
-    if (!streak.note(false, now)) return false;
+    if (!streak.note(false, now, row)) return false;
     deps.pauses.noteApi({ since: now });
     if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
       log.warn({ callsWithoutAnswer: TRIP_AFTER }, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes every 2 s');
@@ -312,7 +335,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (permit.event && log.isLevelEnabled('info')) {
       logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
     }
-    if (!permit.granted) return delay(job, token, wakeBefore(permit));
+    if (!permit.granted) {
+      // a probe that must wait for its seller's rule gives its turn to a row that can go now
+      if (probe) await deps.redis.del(apiProbeKey(ns)).catch(() => undefined);
+      return delay(job, token, wakeBefore(permit));
+    }
     // a permit for a moment from now (a few ms): its place is reserved
     if (permit.waitMs > 0) await new Promise((r) => setTimeout(r, permit.waitMs + 1));
     // a cancel or a pause that came while the permit was asked: the call does not leave
@@ -339,7 +366,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     const ids = { sellerId, home, uploadId, row, member, sendId };
     // an adapter fault says nothing of the API; anything else answered is a usable answer
-    if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient'))) {
+    if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       return hold(job, token, OUTAGE, true);
@@ -380,10 +407,21 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
+      const failingSince = job.data.failingSince ?? permit.redisNow;
       if (attempt < deps.maxAttempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
+        if (job.data.failingSince === undefined) await job.updateData({ ...job.data, failingSince }).catch(() => undefined);
         log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
         throw new TransientFailure(outcome.reason);
+      }
+      // the last attempt: the row fails only if the API has answered another row since this one
+      // began failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
+      // or in its first calls), and an outage fails no row: held, no attempt used
+      if (deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
+        await limiter.complete(ids, undefined, deps.uploadRetentionS);
+        if (job.data.failingSince === undefined) await job.updateData({ ...job.data, failingSince }).catch(() => undefined);
+        log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
+        return hold(job, token, OUTAGE, true);
       }
       outcome = { kind: 'invalid', reason: `gave up after ${attempt} attempts: ${outcome.reason}` };
     }
