@@ -14,7 +14,7 @@ export async function reportCommand(flags: { upload: string; out: string; failed
     const count = (s: string) => rows.filter((r) => r.status === s).length;
     const written = flags.failedOnly ? count('failed') + count('invalid') : rows.length;
     process.stdout.write(
-      `wrote ${flags.out}: ${written} row${written === 1 ? '' : 's'} of upload ${flags.upload} (seller ${sellerId}): registered ${count('registered')}, duplicate ${count('duplicate')}, failed ${count('failed')}, invalid ${count('invalid')}, pending ${count('pending')}\n`,
+      `wrote ${flags.out}: ${written} row${written === 1 ? '' : 's'} of upload ${flags.upload} (seller ${sellerId}): registered ${count('registered')}, duplicate ${count('duplicate')}, failed ${count('failed')}, invalid ${count('invalid')}${count('cancelled') > 0 ? `, cancelled ${count('cancelled')}` : ''}, pending ${count('pending')}\n`,
     );
     return EXIT.ok;
   } catch (err) {

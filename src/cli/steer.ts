@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { SELLER_ID, namespaceOf } from '../keys.js';
 import { connectChecked, createRedis } from '../redis.js';
 import { QueueSet } from '../queue.js';
-import { ALL, PAUSE_POLL_MS, pauseSeller, resumeSeller } from '../steering/pauses.js';
+import { ALL, PAUSE_POLL_MS, REASON_MAX, pauseReason, pauseSeller, resumeSeller } from '../steering/pauses.js';
 import { cancelUpload } from '../steering/cancel.js';
 import { limiterFor, readStatus, statusJson } from '../progress/status.js';
 import { EXIT, UsageError, safeText } from './exit.js';
@@ -24,7 +24,8 @@ const who = (sellerId: string) => (sellerId === ALL ? 'every seller' : `seller $
 
 export async function pauseCommand(opts: { seller?: string; all?: boolean; reason?: string; json?: boolean }, config: Config): Promise<number> {
   const sellerId = target(opts);
-  const reason = (opts.reason ?? '').trim().slice(0, 200) || 'no reason given';
+  const { reason, cut } = pauseReason(opts.reason);
+  if (cut) process.stderr.write(`warning: the reason is kept to its first ${REASON_MAX} characters.\n`);
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   try {

@@ -33,7 +33,7 @@ import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
 import type { ConsoleSnapshot, SnapshotReader } from './snapshot.js';
 import { viewOf, type Scope } from './views.js';
 import { cancelUpload, sellerOfUpload } from '../steering/cancel.js';
-import { ALL, pauseSeller, resumeSeller } from '../steering/pauses.js';
+import { ALL, pauseReason, pauseSeller, resumeSeller } from '../steering/pauses.js';
 import { limiterFor, readStatus, statusJson } from '../progress/status.js';
 import { namespaceOf } from '../keys.js';
 
@@ -382,7 +382,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     }
     const given = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { reason?: unknown }).reason : body;
     if (given !== undefined && typeof given !== 'string') throw new ApiError(400, 'the reason must be text, such as {"reason": "stock audit"}.');
-    return (given === undefined ? '' : stripControls(given).trim().slice(0, 200)) || 'no reason given';
+    return pauseReason(given).reason;
   };
 
   app.post('/api/uploads/:id/cancel', async (c) => {

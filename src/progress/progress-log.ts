@@ -42,17 +42,26 @@ function fields(sellerId: string, uploadId: string, c: UploadCounts, rate: Rate,
 /**
  * After a row was counted: a progress line at each 10 % step (its ETA, and
  * `pace`: whether the seller's rule or the pool sets it), a finished line at the end.
+ * `claimFinished` says whether this process writes the finished line: true once per
+ * upload across the pool (the upload's `finishedLogged`, which the supervisor's line
+ * for a cancelled upload claims too, steering/cancel.ts).
  */
-export function logRowCounted(log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace): void {
+export function logRowCounted(
+  log: Logger, sellerId: string, uploadId: string, c: UploadCounts, rate: Rate, nextPermitInMs = 0, seller?: SellerPace,
+  claimFinished: () => Promise<boolean> = async () => true,
+): void {
   if (!log.isLevelEnabled('info')) return;
   const done = finishedOf(c);
   if (crossesDecile(done, c.total)) log.info(fields(sellerId, uploadId, c, rate, nextPermitInMs, seller), 'upload progress');
   // a cancelled upload's finished line comes from the pool's supervisor (steering/cancel.ts), once
   if (done === c.total && !c.cancelled) {
-    log.info(
-      { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed, cancelled: c.cancelled ?? 0 },
-      'upload finished',
-    );
+    void claimFinished().then((mine) => {
+      if (!mine) return;
+      log.info(
+        { sellerId, uploadId, total: c.total, registered: c.registered, duplicate: c.duplicate, failed: c.failed, cancelled: c.cancelled ?? 0 },
+        'upload finished',
+      );
+    }, () => undefined);
   }
 }
 

@@ -110,7 +110,8 @@ export async function reopenCancelled(redis: RedisClient, config: Config, seller
   const queue = queues.get((await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix);
   // a job a worker finished as cancelled keeps its id: gone first, so that the same id can be added again
   for (const row of cancelled) await queue.remove(jobIdFor(uploadId, row)).catch(() => 0);
-  const tx = redis.multi().hdel(keys.upload, 'cancelledAt');
+  // a new round: its end gets a finished line and an event of its own (webhooks.ts names it by `reopened`)
+  const tx = redis.multi().hdel(keys.upload, 'cancelledAt', 'finishedLogged').hincrby(keys.upload, 'reopened', 1);
   if (cancelled.length > 0) tx.hdel(keys.rows, ...cancelled.map(String)).hincrby(keys.upload, 'cancelled', -cancelled.length);
   await tx.exec();
   await redis.hdel(steerKey(ns), CANCEL + uploadId);

@@ -20,12 +20,25 @@ import type { QueueSet } from '../queue.js';
 import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
 import { API_DOWN, CANCEL, PAUSE, steerKey } from './steer-key.js';
+import { stripControls } from '../excel/parse-products.js';
 
 export const PAUSE_POLL_MS = 100;
 /** How long a held row stays delayed when no resume promotes it (ms): it then looks again. */
 export const HELD_RECHECK_MS = 30_000;
 
 export const ALL = '*';
+/** The longest pause reason kept (characters). */
+export const REASON_MAX = 200;
+
+/**
+ * An operator's reason as it is kept and shown (CLI and console alike): one line without
+ * control characters, at most REASON_MAX characters, "no reason given" when empty.
+ * `cut`: whether it was shortened.
+ */
+export function pauseReason(given: string | undefined): { reason: string; cut: boolean } {
+  const text = stripControls((given ?? '').replace(/[\r\n\t]+/g, ' ')).trim();
+  return { reason: text.slice(0, REASON_MAX).trim() || 'no reason given', cut: text.length > REASON_MAX };
+}
 
 export interface Pause {
   reason: string;
@@ -36,6 +49,28 @@ export interface Pause {
   fp?: string;
   /** For every seller's pause: the sellers resumed one by one since, which go on while the rest stay paused. */
   except?: string[];
+}
+
+/**
+ * `{ns}:pause-events` (list of JSON): every pause set and every pause lifted, appended where it
+ * happens, for the pool's notifications (steering/webhooks.ts), which take them in order. A
+ * pause lifted a moment after it was set is told too (comparing the pauses once a second missed
+ * it), and so is one seller resumed while everyone stays paused. At most PAUSE_EVENTS_KEPT are kept.
+ */
+export const pauseEventsKey = (ns: string) => `${ns}:pause-events`;
+export const PAUSE_EVENTS_KEPT = 10_000;
+export interface PauseEvent {
+  type: 'seller.paused' | 'seller.resumed';
+  sellerId: string;
+  /** The pause set, or the one lifted. */
+  pause: Pause;
+  /** ms since the epoch. */
+  at: number;
+}
+
+async function notePauseEvent(redis: RedisClient, ns: string, event: PauseEvent): Promise<void> {
+  const { except: _except, ...pause } = event.pause;
+  await redis.multi().rpush(pauseEventsKey(ns), JSON.stringify({ ...event, pause })).ltrim(pauseEventsKey(ns), -PAUSE_EVENTS_KEPT, -1).exec();
 }
 
 export const heldKey = (ns: string, sellerId: string) => `${ns}:held:{${sellerId}}`;
@@ -84,10 +119,15 @@ export async function pauseSeller(redis: RedisClient, ns: string, sellerId: stri
   if (pause.by === 'operator') {
     const before = parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId));
     await redis.hset(steerKey(ns), PAUSE + sellerId, json);
-    return { pause, changed: before?.reason !== pause.reason || before?.by !== pause.by };
+    const changed = before?.reason !== pause.reason || before?.by !== pause.by;
+    if (changed) await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause, at: pause.since });
+    return { pause, changed };
   }
   const set = await redis.hsetnx(steerKey(ns), PAUSE + sellerId, json);
-  if (set === 1) return { pause, changed: true };
+  if (set === 1) {
+    await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause, at: pause.since });
+    return { pause, changed: true };
+  }
   return { pause: parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId)) ?? pause, changed: false };
 }
 
@@ -106,19 +146,24 @@ export async function resumeSeller(
     // every pause: everyone's and each seller's own
     const all = await readPauses(redis, ns);
     if (all.size > 0) await redis.hdel(steerKey(ns), ...[...all.keys()].map((id) => PAUSE + id));
+    for (const [id, was] of all) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId: id, pause: was, at: Date.now() });
     if (queues) await releaseHeld(redis, ns, undefined, queues, log);
     return all.get(ALL) ?? all.values().next().value;
   }
   const [json, everyoneJson] = await redis.hmget(steerKey(ns), PAUSE + sellerId, PAUSE + ALL);
   if (json && onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
   const pause = parsePause(json);
-  if (json) await redis.hdel(steerKey(ns), PAUSE + sellerId);
+  if (json && pause && (await redis.hdel(steerKey(ns), PAUSE + sellerId)) === 1) {
+    await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause, at: Date.now() });
+  }
   // an operator's resume of one seller while everyone is paused: that seller goes on
   const everyone = onlyIf ? undefined : parsePause(everyoneJson);
   let exempted: Pause | undefined;
   if (everyone && !everyone.except?.includes(sellerId)) {
     exempted = { ...everyone, except: [...(everyone.except ?? []), sellerId] };
     await redis.hset(steerKey(ns), PAUSE + ALL, JSON.stringify(exempted));
+    // the seller is resumed from everyone's pause, which goes on for the others
+    if (!pause) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause: everyone, at: Date.now() });
   }
   if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
   return pause ?? exempted;

@@ -9,8 +9,11 @@
  *   producer. The pool's supervisor looks at it every second; an upload that is
  *   finished (or cancelled and finished) becomes `upload.finished` (or
  *   `upload.cancelled`) and leaves the set only once its event is in the outbox.
- * - `{ns}:pauses-notified` (hash): the pauses last announced. A pause that is
- *   new or changed becomes `seller.paused`, one that is gone `seller.resumed`.
+ * - `{ns}:pause-events` (list): every pause set or lifted, appended where it happens
+ *   (steering/pauses.ts), becomes `seller.paused` or `seller.resumed`, in order,
+ *   and leaves the list only once it is in the outbox. Its `data.seller` is the
+ *   seller as `status --json` shows it, with the pause of the event (`"*"`: every
+ *   seller, for `pause --all` and its `resume --all`).
  *
  * The outbox is a BullMQ queue (`webhooks`): an event's job id is its
  * webhook-id, derived from what it is about (`upload.finished-<uploadId>`), so
@@ -25,7 +28,7 @@ import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import { readStatus, statusJson } from '../progress/status.js';
-import { readPauses, type Pause } from './pauses.js';
+import { pauseEventsKey, type Pause, type PauseEvent } from './pauses.js';
 import { uploadKeysOf } from '../seller-home.js';
 
 export const WEBHOOK_QUEUE = 'webhooks';
@@ -33,7 +36,10 @@ export const WEBHOOK_QUEUE = 'webhooks';
 export const WEBHOOK_ATTEMPTS = 40;
 
 export const unnotifiedKey = (ns: string) => `${ns}:unnotified`;
-export const pausesNotifiedKey = (ns: string) => `${ns}:pauses-notified`;
+/** Held by the pool's supervisor that takes the pause events (several pools may run): one at a time, in order. */
+const pauseEventsLockKey = (ns: string) => `${ns}:pause-events:lock`;
+/** Pause events taken at one look. */
+const PAUSE_EVENTS_AT_ONCE = 100;
 
 export type WebhookEventType = 'upload.finished' | 'upload.cancelled' | 'seller.paused' | 'seller.resumed';
 
@@ -97,56 +103,66 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
     }));
     for (const uploadId of ids) {
       const sellerId = index.get(uploadId);
-      const counts = sellerId ? await redis.hmget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled') : [null];
+      const counts = sellerId ? await redis.hmget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'total', 'registered', 'duplicate', 'failed', 'cancelled', 'reopened') : [null];
       if (!sellerId || counts[0] === null) {
         await redis.zrem(unnotifiedKey(ns), uploadId); // expired: nothing to tell
         continue;
       }
-      const [total, ...finished] = counts.map((v) => Number(v ?? 0)) as [number, ...number[]];
+      const reopened = Number(counts[5] ?? 0);
+      const [total, ...finished] = counts.slice(0, 5).map((v) => Number(v ?? 0)) as [number, ...number[]];
       // not finished: looked at again next time (one HMGET per unfinished upload a second)
       if (finished.reduce((a, b) => a + b, 0) < total) continue;
       const upload = statusJson(await readStatus(redis, config, { uploadId })).uploads[0];
       if (!upload?.done) continue;
       const type: WebhookEventType = upload.state === 'cancelled' ? 'upload.cancelled' : 'upload.finished';
-      const event: WebhookEvent = { id: `${type}-${uploadId}`, type, timestamp: new Date(now).toISOString(), data: { upload } };
+      // an upload cancelled again after its cancelled rows were uploaded again: an event of its own
+      // (one with the first id would be taken for a retry of the first and dropped)
+      const event: WebhookEvent = { id: `${type}-${uploadId}${type === 'upload.cancelled' && reopened > 0 ? `-${reopened + 1}` : ''}`, type, timestamp: new Date(now).toISOString(), data: { upload } };
       if (queue) await enqueue(queue, event);
       await redis.zrem(unnotifiedKey(ns), uploadId);
       added.push(event);
     }
   }
-  const [pauses, told] = await Promise.all([readPauses(redis, ns), redis.hgetall(pausesNotifiedKey(ns))]);
-  const seen = new Set<string>();
-  for (const [sellerId, pause] of pauses) {
-    seen.add(sellerId);
-    // the same pause, whoever was resumed from it one by one since (`except`)
-    const json = JSON.stringify({ ...pause, except: undefined });
-    if (told[sellerId] === json) continue;
-    const event = sellerEvent('seller.paused', sellerId, pause, now);
-    if (queue) await enqueue(queue, event);
-    await redis.hset(pausesNotifiedKey(ns), sellerId, json);
-    added.push(event);
-  }
-  for (const [sellerId, json] of Object.entries(told)) {
-    if (seen.has(sellerId)) continue;
-    let was: Pause | undefined;
+  // the pauses set and lifted, in order; taken off the list once in the outbox (their ids make a second add a no-op)
+  const lock = `${process.pid}-${now}`;
+  if ((await redis.set(pauseEventsLockKey(ns), lock, 'PX', 10_000, 'NX')) === 'OK') {
     try {
-      was = JSON.parse(json) as Pause;
-    } catch {
-      was = undefined;
+      const raw = await redis.lrange(pauseEventsKey(ns), 0, PAUSE_EVENTS_AT_ONCE - 1);
+      for (const json of raw) {
+        let e: PauseEvent | undefined;
+        try {
+          e = JSON.parse(json) as PauseEvent;
+        } catch {
+          e = undefined;
+        }
+        if (e?.type !== 'seller.paused' && e?.type !== 'seller.resumed') continue;
+        const seller = e.sellerId === '*' ? undefined : statusJson(await readStatus(redis, config, { sellerId: e.sellerId })).sellers.find((s) => s.sellerId === e.sellerId);
+        const event = sellerEvent(e, seller, now);
+        if (queue) await enqueue(queue, event);
+        added.push(event);
+      }
+      if (raw.length > 0) await redis.ltrim(pauseEventsKey(ns), raw.length, -1);
+    } finally {
+      if ((await redis.get(pauseEventsLockKey(ns)).catch(() => null)) === lock) await redis.del(pauseEventsLockKey(ns)).catch(() => undefined);
     }
-    const event = sellerEvent('seller.resumed', sellerId, was, now);
-    if (queue) await enqueue(queue, event);
-    await redis.hdel(pausesNotifiedKey(ns), sellerId);
-    added.push(event);
   }
   return added;
 }
 
-function sellerEvent(type: 'seller.paused' | 'seller.resumed', sellerId: string, pause: Pause | undefined, now: number): WebhookEvent {
+/**
+ * A pause event for the outbox. `seller`: the seller as `status --json` shows it now, if it is
+ * listed there; its `paused` is the event's (the pause may have been lifted since).
+ */
+function sellerEvent(e: PauseEvent, seller: object | undefined, now: number): WebhookEvent {
+  const { type, sellerId, pause } = e;
   // a pause is known by its start: the same pause gives the same id, a new one a new id
-  const since = pause?.since ?? 0;
-  const seller = { sellerId: sellerId === '*' ? '*' : sellerId, paused: type === 'seller.paused' && pause ? { reason: pause.reason, by: pause.by, since: pause.since } : null };
-  return { id: `${type}-${sellerId === '*' ? 'all' : sellerId}-${since}`, type, timestamp: new Date(now).toISOString(), data: { seller } };
+  const paused = type === 'seller.paused' ? { reason: pause.reason, by: pause.by, since: pause.since } : null;
+  return {
+    id: `${type}-${sellerId === '*' ? 'all' : sellerId}-${pause.since}`,
+    type,
+    timestamp: new Date(now).toISOString(),
+    data: { seller: { ...(seller ?? { sellerId }), paused } },
+  };
 }
 
 /** The body a receiver gets: the event without its id (the id is the webhook-id header). */

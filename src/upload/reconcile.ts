@@ -77,7 +77,13 @@ export function createReconciler(redis: RedisClient, limiter: PermitLimiter, con
       lastSeen.set(member, finished);
       if (before !== finished) continue; // it moves: nothing to heal yet
       let rows = 0;
-      for (const { row, result } of await uncountedRows(redis, config, sellerId, uploadId)) {
+      const uncounted = await uncountedRows(redis, config, sellerId, uploadId);
+      if (uncounted.length === 0) continue;
+      const uploadKey = (await uploadKeysOf(redis, ns, sellerId, uploadId)).upload;
+      const claimFinished = async () => (await redis.hsetnx(uploadKey, 'finishedLogged', 1)) === 1;
+      // it was counted finished before its counts were lost: healed, it ends again, with a line of its own
+      await redis.hdel(uploadKey, 'finishedLogged');
+      for (const { row, result } of uncounted) {
         const counts = await limiter.complete(
           { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
           { outcome: result.outcome, detail: { status: result.outcome, ...result }, wantNextPermit: false },
@@ -85,7 +91,7 @@ export function createReconciler(redis: RedisClient, limiter: PermitLimiter, con
         );
         if (!counts.counted) continue;
         rows++;
-        logRowCounted(log, sellerId, uploadId, counts, { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs, guardMs: config.rateLimitGuardMs });
+        logRowCounted(log, sellerId, uploadId, counts, { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs, guardMs: config.rateLimitGuardMs }, 0, undefined, claimFinished);
       }
       if (rows > 0) log.warn({ sellerId, uploadId, rows }, 'rows counted again from their finished jobs (their counts were lost, e.g. by a failover)');
       healed += rows;

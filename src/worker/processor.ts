@@ -441,7 +441,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
       if (result.outcome === 'failed') log.warn({ sellerId, uploadId, row, reason: result.reason }, 'row failed');
-      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0, counts.pace);
+      logRowCounted(log, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), counts.nextPermitInMs ?? 0, counts.pace,
+        async () => (await deps.redis.hsetnx(uploadKeys(ns, sellerId, uploadId, home).upload, 'finishedLogged', 1)) === 1);
     });
     if (!countAhead) {
       await counting;

@@ -13,9 +13,10 @@ let stage: Stage | undefined;
 afterAll(async () => { await stage?.stop(); });
 
 // BullMQ's own queue keys, and the one record of which Redis master the limiter last saw
-// (src/rate-limit/lost-writes.ts), and the running pools' presence (src/worker/pool-presence.ts):
-// fixed in number, not growing with the work
-const FIXED = /^(\{bounded\}:registrations:(meta|events|stalled-check|marker|id)|bounded:redis-epoch|bounded:pools)$/;
+// (src/rate-limit/lost-writes.ts), the running pools' presence (src/worker/pool-presence.ts) and
+// when the API last answered a row (src/steering/outage.ts, one member): fixed in number, not
+// growing with the work
+const FIXED = /^(\{bounded\}:registrations:(meta|events|stalled-check|marker|id)|bounded:redis-epoch|bounded:pools|bounded:api-answered)$/;
 
 describe('bounded Redis state', () => {
   it('returns to the baseline key count after a run and the retention period', async () => {

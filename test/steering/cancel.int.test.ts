@@ -44,12 +44,15 @@ afterAll(async () => {
 describe('cancel', () => {
   it('sends no call for the upload 200 ms after cancel returns, every time, counts the rest cancelled, and a re-upload sends exactly them', async () => {
     const late: number[] = [];
+    const ids: string[] = [];
+    let cancelledAgain: Upload | undefined;
     for (let round = 0; round < 3; round++) {
       const seller = `C${round}`;
       const file = join(dir, `${seller}.xlsx`);
       writeFileSync(file, await buildProductSheet(sampleProducts(seller, 300)));
       const up = await runCli(['upload', file, '--seller', seller, '--json'], stage.env);
       const { uploadId } = JSON.parse(up.stdout);
+      ids.push(uploadId);
       await until(`${seller} under way`, async () => ((await stage.stats()).sellers[seller]?.registered ?? 0) >= 30 + round * 20);
       const cancel = await runCli(['cancel', '--upload', uploadId], stage.env);
       const returnedAt = Date.now();
@@ -71,7 +74,9 @@ describe('cancel', () => {
       if (round === 0) {
         // the report says which rows were cancelled
         const out = join(dir, 'report.xlsx');
-        expect((await runCli(['report', '--upload', uploadId, '--out', out], stage.env)).code).toBe(0);
+        const report = await runCli(['report', '--upload', uploadId, '--out', out], stage.env);
+        expect(report.code).toBe(0);
+        expect(report.stdout).toContain(`, cancelled ${end.cancelled}, pending 0`);
         const wb = new ExcelJS.Workbook();
         await wb.xlsx.readFile(out);
         const statuses = wb.worksheets[0]!.getSheetValues().flat().map(String);
@@ -86,10 +91,28 @@ describe('cancel', () => {
         // the same file once more: nothing left to send
         expect(JSON.parse((await runCli(['upload', file, '--seller', seller, '--json'], stage.env)).stdout)).toMatchObject({ enqueued: 0, alreadyUploaded: true });
       }
+      if (round === 1) {
+        // uploaded again, then cancelled again: a second end, with a finished line and an event of its own
+        const again = JSON.parse((await runCli(['upload', file, '--seller', seller, '--json'], stage.env)).stdout);
+        expect(again).toMatchObject({ uploadId, enqueued: end.cancelled });
+        await until(`${seller} under way again`, async () => ((await stage.stats()).sellers[seller]?.registered ?? 0) >= end.registered + 20);
+        expect((await runCli(['cancel', '--upload', uploadId], stage.env)).code).toBe(0);
+        await until(`${seller} finished again`, async () => (await status(uploadId)).done, 30_000);
+        cancelledAgain = await status(uploadId);
+        expect(cancelledAgain).toMatchObject({ state: 'cancelled', pending: 0 });
+        expect(cancelledAgain.registered).toBeGreaterThan(end.registered);
+      }
     }
     expect(late).toEqual([0, 0, 0]);
     const logs = pool.output();
     expect(logs).toMatch(/"cancelled":\d+[^\n]*"msg":"upload finished"|"msg":"upload finished"[^\n]*"cancelled"/);
+    // one finished line for each end of an upload, none twice; the last with its final counts
+    const finished = (id: string) => logs.split('\n').filter((l) => l.includes('"msg":"upload finished"') && l.includes(id)).map((l) => JSON.parse(l) as Upload);
+    expect(ids.map((id) => finished(id).length)).toEqual([2, 2, 1]);
+    expect(finished(ids[1]!).at(-1)).toMatchObject({ registered: cancelledAgain!.registered, cancelled: cancelledAgain!.cancelled });
+    // and an event for each of the two cancels, under ids of their own
+    await until('the second cancel\'s event', () => pool.output().includes(`"webhookId":"msg_upload.cancelled-${ids[1]}-2"`), 10_000);
+    expect(pool.output()).toContain(`"webhookId":"msg_upload.cancelled-${ids[1]}"`);
   }, 240_000);
 
   it('leaves an upload that is already done as it is: exit 0, says so, still done', async () => {

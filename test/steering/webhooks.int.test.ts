@@ -86,6 +86,10 @@ describe('signed notifications', () => {
     expect((await runCli(['pause', '--seller', 'W2', '--reason', 'maintenance'], stage.env)).code).toBe(0);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await runCli(['resume', '--seller', 'W2'], stage.env)).code).toBe(0);
+    // a pause lifted at once, and a seller resumed on its own while everyone stays paused: each is told
+    for (const args of [['pause', '--seller', 'W1', '--reason', 'quick look'], ['resume', '--seller', 'W1'], ['pause', '--all', '--reason', 'all hands'], ['resume', '--seller', 'W4'], ['resume', '--all']]) {
+      expect((await runCli(args, stage.env)).code, args.join(' ')).toBe(0);
+    }
     await until('W1 done', () => done(u1));
     await new Promise((r) => setTimeout(r, 2500)); // the events are in the outbox; the receiver is not up
     await pool.stop('SIGKILL');
@@ -93,14 +97,22 @@ describe('signed notifications', () => {
     const receiver = startReceiver(2);
     await receiver.listen();
     pool = stage.pool(2);
-    await until('three events delivered', () => receiver.delivered().length >= 3, 90_000);
+    await until('eight events delivered', () => receiver.delivered().length >= 8, 90_000);
     await new Promise((r) => setTimeout(r, 1000));
     expect(receiver.got.every((g) => g.verified)).toBe(true);
     const byType = (type: string) => receiver.delivered().filter((g) => g.body.type === type);
     expect(byType('upload.finished')).toHaveLength(1);
     expect(byType('upload.finished')[0]!.body.data.upload).toMatchObject({ uploadId: u1, sellerId: 'W1', total: 20, registered: 20, done: true });
-    expect(byType('seller.paused')[0]!.body.data.seller).toMatchObject({ sellerId: 'W2', paused: { reason: 'maintenance', by: 'operator' } });
-    expect(byType('seller.resumed')[0]!.body.data.seller).toMatchObject({ sellerId: 'W2', paused: null });
+    // the outbox delivers several at once: events are found by seller, not by their order
+    const sellerOf = (type: string, sellerId: string) => byType(type).map((g) => g.body.data.seller as Record<string, unknown>).find((x) => x.sellerId === sellerId);
+    expect(sellerOf('seller.paused', 'W2')).toMatchObject({ sellerId: 'W2', paused: { reason: 'maintenance', by: 'operator' } });
+    expect(sellerOf('seller.resumed', 'W2')).toMatchObject({ sellerId: 'W2', paused: null });
+    const told = (type: string) => byType(type).map((g) => (g.body.data.seller as { sellerId: string }).sellerId).sort();
+    expect(told('seller.paused')).toEqual(['*', 'W1', 'W2']);
+    expect(told('seller.resumed')).toEqual(['*', 'W1', 'W2', 'W4']);
+    // a seller with uploads, as status --json shows it, with the pause of the event
+    expect(sellerOf('seller.paused', 'W1')).toMatchObject({ ruleSource: 'config', paused: { reason: 'quick look', by: 'operator' } });
+    expect(sellerOf('seller.paused', 'W1')).toHaveProperty('nextPermitInMs');
     // the 500s were retried under the same id
     const failedIds = receiver.got.filter((g) => g.status === 500).map((g) => g.id);
     expect(failedIds).toHaveLength(2);
