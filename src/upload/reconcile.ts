@@ -67,7 +67,8 @@ export function createReconciler(redis: RedisClient, limiter: PermitLimiter, con
     const current = new Set<string>();
     for (const member of members) {
       const [sellerId, uploadId] = member.split('/') as [string, string];
-      const c = await redis.hmget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'total', 'registered', 'duplicate', 'failed', 'enqueued');
+      const uploadKey = (await uploadKeysOf(redis, ns, sellerId, uploadId)).upload;
+      const c = await redis.hmget(uploadKey, 'total', 'registered', 'duplicate', 'failed', 'enqueued');
       if (c[4] !== '1') continue; // still being enqueued
       const total = Number(c[0] ?? 0);
       const finished = Number(c[1] ?? 0) + Number(c[2] ?? 0) + Number(c[3] ?? 0);
@@ -79,7 +80,6 @@ export function createReconciler(redis: RedisClient, limiter: PermitLimiter, con
       let rows = 0;
       const uncounted = await uncountedRows(redis, config, sellerId, uploadId);
       if (uncounted.length === 0) continue;
-      const uploadKey = (await uploadKeysOf(redis, ns, sellerId, uploadId)).upload;
       const claimFinished = async () => (await redis.hsetnx(uploadKey, 'finishedLogged', 1)) === 1;
       // it was counted finished before its counts were lost: healed, it ends again, with a line of its own
       await redis.hdel(uploadKey, 'finishedLogged');

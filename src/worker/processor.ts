@@ -408,9 +408,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
       const failingSince = job.data.failingSince ?? permit.redisNow;
+      // kept in the job from its first failing attempt on, whichever way this one goes
+      const noteFailing = () => (job.data.failingSince === undefined ? job.updateData({ ...job.data, failingSince }).catch(() => undefined) : undefined);
       if (attempt < deps.maxAttempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
-        if (job.data.failingSince === undefined) await job.updateData({ ...job.data, failingSince }).catch(() => undefined);
+        await noteFailing();
         log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
         throw new TransientFailure(outcome.reason);
       }
@@ -419,7 +421,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // or in its first calls), and an outage fails no row: held, no attempt used
       if (deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
-        if (job.data.failingSince === undefined) await job.updateData({ ...job.data, failingSince }).catch(() => undefined);
+        await noteFailing();
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
         return hold(job, token, OUTAGE, true);
       }
