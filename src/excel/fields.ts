@@ -71,3 +71,18 @@ export interface Product {
   description?: string;
   imageUrl?: string;
 }
+
+/**
+ * The example row the template ships with (src/report/template.ts). A sheet
+ * that still holds it is read without it: its image is on example.com, a
+ * domain reserved for examples, so no seller's real product matches it.
+ */
+export const TEMPLATE_EXAMPLE: Product = {
+  sku: 'SKU-0001', name: 'Ceramic mug 350ml', price: 12000, stock: 30, category: 'C0101',
+  brand: 'Acme', description: 'Dishwasher safe.', imageUrl: 'https://img.example.com/mug.jpg',
+};
+
+/** The template's example row, left in: the same SKU, name and image. */
+export function isTemplateExample(product: Partial<Product>): boolean {
+  return product.sku === TEMPLATE_EXAMPLE.sku && product.name === TEMPLATE_EXAMPLE.name && product.imageUrl === TEMPLATE_EXAMPLE.imageUrl;
+}

@@ -5,8 +5,8 @@
  */
 import { UploadRejected } from './errors.js';
 import {
-  FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEXT_LIMITS, WHOLE_LIMITS, fieldForHeader, isReportColumn,
-  type Field, type Product,
+  FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEMPLATE_EXAMPLE, TEXT_LIMITS, WHOLE_LIMITS, fieldForHeader, isReportColumn,
+  isTemplateExample, type Field, type Product,
 } from './fields.js';
 import { isEmptyCell, type SheetCell, type SheetData } from './sheet-cell.js';
 
@@ -44,7 +44,7 @@ export interface RawRow {
 }
 
 export interface ParsedSheet {
-  /** Product rows read (non-empty rows after the header). */
+  /** Product rows read (non-empty rows after the header; the template's example, left in, not counted). */
   rows: number;
   valid: ParsedRow[];
   errors: RowError[];
@@ -256,9 +256,12 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   const errors: RowError[] = [];
   const raw: ParsedSheet['raw'] = [];
   const firstSeen = new Map<string, number>();
+  // the template's example row, left in: not a product of the seller's (fields.ts)
+  const examples: number[] = [];
   for (const { row, cells } of productRows) {
     const values: Partial<Record<Field, string>> = {};
     const product: Record<string, string | number> = {};
+    const errorsBefore = errors.length;
     let rowOk = true;
     for (const field of FIELDS) {
       const index = columns.get(field);
@@ -272,6 +275,11 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       } else if (check.value !== undefined) {
         product[field] = check.value;
       }
+    }
+    if (isTemplateExample(product)) {
+      errors.length = errorsBefore;
+      examples.push(row);
+      continue;
     }
     const extra: Record<string, string> = {};
     const attributes: Record<string, string> = {};
@@ -300,5 +308,10 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     }
     if (rowOk) valid.push({ row, product: product as unknown as Product, attributes });
   }
-  return { rows: productRows.length, valid, errors, warnings, raw, columns: layout, extraColumns: extras.map((e) => e.header) };
+  if (examples.length > 0) {
+    const rowsText = `row${examples.length > 1 ? 's' : ''} ${examples.join(', ')}`;
+    if (raw.length === 0) throw new UploadRejected(`no products found: ${where} holds only the template's example (${rowsText}, ${TEMPLATE_EXAMPLE.sku}): replace it with your products and upload again.`);
+    warnings.push(`${rowsText} ${examples.length > 1 ? 'are' : 'is'} the template's example (${TEMPLATE_EXAMPLE.sku}): not registered.`);
+  }
+  return { rows: raw.length, valid, errors, warnings, raw, columns: layout, extraColumns: extras.map((e) => e.header) };
 }

@@ -4,15 +4,13 @@
  * (template-columns.ts), with their notes.
  */
 import ExcelJS from 'exceljs';
-import { ALIASES, FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEXT_LIMITS, WHOLE_LIMITS, type Field, type Product } from '../excel/fields.js';
+import { ALIASES, FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEMPLATE_EXAMPLE, TEXT_LIMITS, WHOLE_LIMITS, type Field, type Product } from '../excel/fields.js';
 import type { TemplateColumn } from './template-columns.js';
 
 export type Lang = 'ko' | 'en';
 
-export const EXAMPLE: Product = {
-  sku: 'SKU-0001', name: 'Ceramic mug 350ml', price: 12000, stock: 30, category: 'C0101',
-  brand: 'Acme', description: 'Dishwasher safe.', imageUrl: 'https://img.example.com/mug.jpg',
-};
+/** The example in row 2; an upload leaves it out if the seller left it in (excel/fields.ts). */
+export const EXAMPLE: Product = TEMPLATE_EXAMPLE;
 
 const RULES: Record<Field, { en: string; ko: string }> = {
   sku: { en: 'Required. Your own product code, 1-50 characters, unique within the file.', ko: '필수. 판매자 상품코드, 1-50자, 파일 안에서 중복 불가.' },

@@ -46,11 +46,13 @@ describe('template columns', () => {
     // our rules keep their rows
     expect(String(info.getCell('C4').value)).toMatch(/1,000,000,000/);
 
-    const sheet = await parseSheetBytes(bytes, 'template.xlsx');
+    // the example row made the seller's own (a SKU of theirs): its marketplace columns are read
+    ws.getCell('A2').value = 'MUG-350';
+    const sheet = await parseSheetBytes(Buffer.from(await wb.xlsx.writeBuffer()), 'template.xlsx');
     expect(sheet.errors).toEqual([]);
     expect(sheet.warnings).toEqual([]);
     expect(sheet.extraColumns).toEqual(['origin', 'shippingFee', '인증번호']);
-    expect(sheet.valid).toEqual([{ row: 2, product: EXAMPLE, attributes: { shippingFee: '2500', 인증번호: 'KC-123' } }]);
+    expect(sheet.valid).toEqual([{ row: 2, product: { ...EXAMPLE, sku: 'MUG-350' }, attributes: { shippingFee: '2500', 인증번호: 'KC-123' } }]);
   });
 
   it('refuse a file that is not a list of columns, saying what is wrong', () => {

@@ -23,11 +23,24 @@ describe('bulk-register template', () => {
       expect(info.name).toBe(lang === 'en' ? 'instructions' : '안내');
       expect(String(info.getCell('C4').value)).toMatch(/1,000,000,000/);
 
-      const parsed = await parseSheetBytes(bytes, 'template.xlsx');
+      // as downloaded, it holds only the example: nothing to register, and the seller is told why
+      await expect(parseSheetBytes(bytes, 'template.xlsx')).rejects.toThrow(
+        /^no products found: the sheet holds only the template's example \(row 2, SKU-0001\): replace it with your products/,
+      );
+      // products added below the example, which was left in: the example is not registered
+      ws.getRow(3).values = ['MUG-350', 'Mug', 9000, 5, 'C0101'];
+      const parsed = await parseSheetBytes(Buffer.from(await wb.xlsx.writeBuffer()), 'template.xlsx');
       expect(parsed.errors).toEqual([]);
-      expect(parsed.warnings).toEqual([]);
-      expect(parsed.valid).toEqual([{ row: 2, product: EXAMPLE, attributes: {} }]);
+      expect(parsed.warnings).toEqual(["row 2 is the template's example (SKU-0001): not registered."]);
+      expect(parsed.rows).toBe(1);
+      expect(parsed.valid).toEqual([{ row: 3, product: { sku: 'MUG-350', name: 'Mug', price: 9000, stock: 5, category: 'C0101' }, attributes: {} }]);
       expect(parsed.extraColumns).toEqual([]);
+      // the example row rewritten as a product of the seller's own registers
+      ws.getCell('B2').value = 'Ceramic mug 350ml, blue';
+      const edited = await parseSheetBytes(Buffer.from(await wb.xlsx.writeBuffer()), 'template.xlsx');
+      expect(edited.warnings).toEqual([]);
+      expect(edited.valid.map((r) => r.product.name)).toEqual(['Ceramic mug 350ml, blue', 'Mug']);
+      expect(EXAMPLE.sku).toBe('SKU-0001');
     });
   }
 });
