@@ -120,6 +120,10 @@ describe('steering in the console', () => {
     // an unfinished upload says it is held for the API, not throttled by the rule
     await sellerPage.waitForSelector('[data-test="upload"] [data-test="held"]', { timeout: 10_000 });
     expect(await sellerPage.locator('[data-test="upload"] [data-test="next-permit"]').count()).toBe(0);
+    await sellerPage.waitForSelector('[data-test="upload"] [data-test="state"].held', { timeout: 10_000 });
+    expect(await sellerPage.locator('[data-test="upload"] [data-test="state"]').textContent()).toBe('held: API unavailable');
+    await page.waitForSelector('[data-test="seller"][data-seller-id="WS4"] [data-test="state"].held', { timeout: 10_000 });
+    expect(await page.locator('[data-test="seller"][data-seller-id="WS4"] .badge.throttled').count()).toBe(0);
     await page.screenshot({ path: join(dir, 'ops-api-down.png'), fullPage: true });
     await outage(false);
     await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 20_000 });

@@ -192,6 +192,15 @@ function paceText(seller) {
   return `${t.eta} ${duration(seller.etaMs)} (${by})`;
 }
 
+/**
+ * The upload's state. While the API is unavailable its rows are held, whatever
+ * the rule would allow: an upload under way reads "held", not "throttled".
+ */
+function stateBadge(u, seller, apiDown) {
+  const held = apiDown && !u.done && !(seller && seller.paused) && (u.state === 'throttled' || u.state === 'running');
+  return h('span', { class: `badge ${held ? 'held' : u.state}`, 'data-test': 'state', 'data-state': u.state }, held ? t.state_held : t[`state_${u.state}`]);
+}
+
 function uploadCard(u, seller, apiDown) {
   // a cancelled upload's bar shows the rows that were sent, not the ones cancelled
   const finished = u.registered + u.duplicate + u.failed + (u.state === 'cancelled' ? 0 : (u.cancelled || 0));
@@ -216,7 +225,7 @@ function uploadCard(u, seller, apiDown) {
     'data-total': u.total, 'data-registered': u.registered, 'data-duplicate': u.duplicate, 'data-failed': u.failed,
     'data-pending': u.pending, 'data-state': u.state,
   },
-  h('header', {}, h('strong', { class: 'file' }, u.file || u.uploadId), h('span', { class: `badge ${u.state}` }, t[`state_${u.state}`])),
+  h('header', {}, h('strong', { class: 'file' }, u.file || u.uploadId), stateBadge(u, seller, apiDown)),
   h('progress', { max: Math.max(u.total, 1), value: u.total > 0 ? finished : 1, 'aria-label': `${pct}%` }),
   h('p', { class: 'counts' },
     h('span', {}, `${pct}%`),
@@ -267,7 +276,7 @@ function sellerSection(s, uploads, apiDown) {
     h('header', {},
       h('strong', {}, s.sellerId),
       h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate}; ${t[`ruleFrom_${s.ruleSource || 'config'}`]})`),
-      s.throttled ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
+      s.throttled && !apiDown ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
       s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : '',
       s.paused
         ? kept(`resume:${s.sellerId}:${s.paused.since}`, () => button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`)))
