@@ -28,6 +28,9 @@
            sample of the others': the average is a margin for planning, and a read
            and a write per row buy it nothing)
 
+  A row cancelled before it was sent (no send id, outcome "cancelled") has its
+  plan entry removed: no send will use that slot.
+
   The send's score is set to now on Redis's clock: it was now + hold while in
   flight, and the API timed the request at or before its answer. The plan
   entry only moves up (GT). A row is counted once, whatever the re-runs.
@@ -74,6 +77,13 @@ if sendId ~= '' then
       if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end
     end
   end
+end
+
+if sendId == '' and outcome == 'cancelled' then
+  -- a row cancelled before it was sent gives up its slot: the seller's later rows (a sheet
+  -- uploaded again after the cancel) are planned behind the rows still to go, not behind
+  -- slots no row will use. `plan` only orders the rows; `sent` alone decides a grant.
+  redis.call('ZREM', planKey, member)
 end
 
 local c = redis.call('HMGET', uploadKey, 'total', 'registered', 'duplicate', 'failed', 'cancelled')

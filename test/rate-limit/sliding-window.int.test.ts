@@ -64,6 +64,27 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(woken.redisNow + woken.waitMs).toBeGreaterThanOrEqual(Math.min(...answers.map((a) => a.redisNow)) + 1100);
   });
 
+  it("frees the slots of rows cancelled before they were sent: the seller's next upload is planned behind the rows still to go", async () => {
+    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{cancelled}' });
+    await redis.hset(uploadKeys('cancelled', 'S9', 'a').upload, { total: 10, uploadId: 'a' });
+    const first = [];
+    for (let row = 1; row <= 10; row++) first.push(await limiter.acquire('S9', `a:${row}`, `a:${row}#1`));
+    // rows 3-10 hold slots one to four spans out
+    expect(first.map((r) => r.granted)).toEqual([true, true, false, false, false, false, false, false, false, false]);
+    expect(first[9]!.waitMs).toBeGreaterThan(4 * 1100 - 100);
+    // the upload is cancelled: rows 5-10 were never sent (rows 3 and 4 stay, as a worker holds them)
+    for (let row = 5; row <= 10; row++) {
+      const c = await limiter.complete({ sellerId: 'S9', uploadId: 'a', row, member: `a:${row}`, sendId: '' }, { outcome: 'cancelled', detail: {} }, 60);
+      expect(c.counted).toBe(true);
+    }
+    // a row of the next upload goes right after rows 3 and 4's window, not four spans out
+    const next = await limiter.acquire('S9', 'b:1', 'b:1#1');
+    expect(next.granted).toBe(false);
+    expect(next.waitMs).toBeGreaterThan(2 * 1100 - 100);
+    expect(next.waitMs).toBeLessThan(3 * 1100);
+    expect((await limiter.peek('S9')).plannedAhead).toBe(3);
+  });
+
   it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
     await redis.hset(uploadKeys('next', 'S5', 'u').upload, { total: 20, uploadId: 'u' });
