@@ -60,7 +60,11 @@ export async function resumeCommand(opts: { seller?: string; all?: boolean; json
 }
 
 export async function cancelCommand(opts: { upload: string; json?: boolean }, config: Config): Promise<number> {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.upload)) throw new UsageError(`upload ${JSON.stringify(opts.upload)} is invalid: expected the upload id that upload or status printed`);
+  // no upload has such an id: an unknown upload (exit 1, as status says of it), before any connection
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.upload)) {
+    process.stderr.write(`No upload ${JSON.stringify(opts.upload)}: an upload id is the one \`upload\` or \`status\` printed.\n`);
+    return EXIT.failure;
+  }
   const redis = createRedis(config, 'cli');
   await connectChecked(redis, config);
   const queues = QueueSet.on(redis, []);

@@ -133,5 +133,10 @@ describe('cancel', () => {
     const res = await runCli(['cancel', '--upload', 'ffffffffffffffffffffffff'], stage.env);
     expect(res.code).toBe(1);
     expect(res.stderr).toBe('No upload ffffffffffffffffffffffff: check the id with `bulk-register status`.\n');
+    // an id no upload can have is an unknown upload too (status answers it with 1 as well)
+    const malformed = await runCli(['cancel', '--upload', 'x y'], stage.env);
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toBe('No upload "x y": an upload id is the one `upload` or `status` printed.\n');
+    expect((await runCli(['status', '--upload', 'x y'], stage.env)).code).toBe(1);
   });
 });
