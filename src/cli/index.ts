@@ -26,6 +26,14 @@ function wholeNumber(name: string, min: number, max: number) {
   };
 }
 
+/** A flag that takes one value: given twice, it is a usage error rather than the last one silently winning. */
+function once(name: string) {
+  return (value: string, previous: string | undefined) => {
+    if (previous !== undefined) throw new InvalidArgumentError(`${name} was given twice (${JSON.stringify(previous)}, then ${JSON.stringify(value)}): give it once.`);
+    return value;
+  };
+}
+
 /** Config from the environment, with command-line overrides applied as environment values. */
 async function configWith(overrides: Record<string, string | number | undefined> = {}): Promise<Config> {
   const { loadConfig } = await import('../config.js');
@@ -61,7 +69,7 @@ program
   .command('upload')
   .description('parse and validate a sheet, then enqueue one job per valid row')
   .argument('<file>', 'the .xlsx (or .csv) sheet')
-  .requiredOption('--seller <id>', 'the seller the products belong to')
+  .requiredOption('--seller <id>', 'the seller the products belong to', once('--seller'))
   .option('--dry-run', 'validate only; enqueue nothing')
   .option('--json', 'print one JSON object on stdout')
   .option('--strict', 'refuse to enqueue when Redis may evict keys (maxmemory-policy other than noeviction)')
@@ -95,8 +103,8 @@ program
 program
   .command('status')
   .description('per-seller and per-upload progress')
-  .option('--upload <id>', 'only this upload')
-  .option('--seller <id>', "only this seller's uploads")
+  .option('--upload <id>', 'only this upload', once('--upload'))
+  .option('--seller <id>', "only this seller's uploads", once('--seller'))
   .option('--wait', 'block until the chosen uploads have no unfinished row, then print the final state')
   .option('--watch', 'live view refreshed every second (plain lines when not a terminal); with --wait, ends when done')
   .option('--json', 'print one JSON object on stdout')
@@ -128,7 +136,7 @@ program
 program
   .command('report')
   .description("write an upload's per-row report (or only the rows to fix) as .xlsx")
-  .requiredOption('--upload <id>', 'the upload id')
+  .requiredOption('--upload <id>', 'the upload id', once('--upload'))
   .requiredOption('--out <file>', 'the .xlsx file to write')
   .option('--failed-only', 'only failed and invalid rows, in the upload format, to correct and upload again')
   .action((opts: { upload: string; out: string; failedOnly?: boolean }) => run(async () => (await import('./report.js')).reportCommand(opts, await configWith())));
@@ -161,14 +169,14 @@ program
 program
   .command('cancel')
   .description('stop an upload: no call for its rows leaves any more; rows not sent end cancelled, rows in flight end as answered')
-  .requiredOption('--upload <id>', 'the upload to stop')
+  .requiredOption('--upload <id>', 'the upload to stop', once('--upload'))
   .option('--json', 'print the upload as in status --json')
   .action((opts: { upload: string; json?: boolean }) => run(async () => (await import('./steer.js')).cancelCommand(opts, await configWith())));
 
 program
   .command('pause')
   .description('hold a seller (or every seller): no new call leaves until resume; rows stay pending and use no attempt')
-  .option('--seller <id>', 'the seller to hold')
+  .option('--seller <id>', 'the seller to hold', once('--seller'))
   .option('--all', 'hold every seller')
   .option('--reason <text>', 'why, shown in status and the console')
   .option('--json', 'print one JSON object on stdout')
@@ -177,7 +185,7 @@ program
 program
   .command('resume')
   .description('lift a pause, whoever set it (the operator, or the pool when the marketplace refused the credentials)')
-  .option('--seller <id>', 'the seller to release')
+  .option('--seller <id>', 'the seller to release', once('--seller'))
   .option('--all', 'lift the pause of every seller')
   .option('--json', 'print one JSON object on stdout')
   .action((opts: { seller?: string; all?: boolean; json?: boolean }) => run(async () => (await import('./steer.js')).resumeCommand(opts, await configWith())));
@@ -197,7 +205,7 @@ const consoleCmd = program
 consoleCmd
   .command('link')
   .description("print a signed link to a seller's page (needs CONSOLE_SECRET)")
-  .requiredOption('--seller <id>', 'the seller the link opens')
+  .requiredOption('--seller <id>', 'the seller the link opens', once('--seller'))
   .option('--ttl <duration>', 'how long the link works: 90s, 30m, 12h, 7d (default 7d, at most 366d)')
   .action((opts: { seller: string; ttl?: string }) => run(async () => (await import('./console.js')).consoleLinkCommand(await configWith(), opts)));
 

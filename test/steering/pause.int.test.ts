@@ -149,5 +149,12 @@ describe('pause and resume', () => {
     const bad = await runCli(['resume', '--seller', 'no/such'], stage.env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/seller "no\/such" is invalid/);
+    // a flag of one value given twice is refused, not settled by the last one (pause, status, upload alike)
+    for (const args of [['pause', '--seller', 'A1', '--seller', 'B1'], ['status', '--seller', 'A1', '--seller', 'B1'], ['upload', 'x.xlsx', '--seller', 'A1', '--seller', 'B1']]) {
+      const twice = await runCli(args, stage.env);
+      expect(twice.code).toBe(2);
+      expect(twice.stderr).toContain('--seller was given twice ("A1", then "B1"): give it once.');
+    }
+    expect(JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).sellers.some((x: { sellerId: string; paused: unknown }) => x.sellerId === 'A1' && x.paused)).toBe(false);
   });
 });
