@@ -144,6 +144,14 @@ export function writeTogether(client: Redis | Cluster, last?: (together: number,
   });
 }
 
+/**
+ * Releases a lock taken with SET NX PX by `holder`, only if it still holds it: one
+ * atomic compare-and-delete (a lock that expired and was taken by another is left to it).
+ */
+export async function releaseLock(client: Redis | Cluster, key: string, holder: string): Promise<void> {
+  await client.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key, holder).catch(() => undefined);
+}
+
 /** Per corked socket (or cluster): what writeTogether's callers asked to issue last. */
 const lastCommands = new WeakMap<object, Array<(together: number, position: number) => void>>();
 

@@ -24,7 +24,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../redis.js';
+import { releaseLock, type RedisClient } from '../redis.js';
 import type { CredentialStore } from './credentials.js';
 import type { RegistrationClient } from './client.js';
 import type { Redactor } from './redactor.js';
@@ -185,7 +185,7 @@ export class SellerTokens {
           if (this.usable(h, fp) && h.token !== refused && (refused !== undefined || this.fresh(h))) return { token: h.token, renewed: h.renewed };
           return await this.request(sellerId, fp, refused !== undefined);
         } finally {
-          if ((await redis.get(`${key}:lock`).catch(() => null)) === this.id) await redis.del(`${key}:lock`).catch(() => undefined);
+          await releaseLock(redis, `${key}:lock`, this.id);
         }
       }
       // another process is fetching it: go on with a usable token, else wait for theirs

@@ -4,13 +4,11 @@
  * (template-columns.ts), with their notes.
  */
 import ExcelJS from 'exceljs';
-import { ALIASES, FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEMPLATE_EXAMPLE, TEXT_LIMITS, WHOLE_LIMITS, type Field, type Product } from '../excel/fields.js';
+import { ALIASES, FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEMPLATE_EXAMPLE, TEXT_LIMITS, WHOLE_LIMITS, type Field } from '../excel/fields.js';
 import type { TemplateColumn } from './template-columns.js';
 
 export type Lang = 'ko' | 'en';
 
-/** The example in row 2; an upload leaves it out if the seller left it in (excel/fields.ts). */
-export const EXAMPLE: Product = TEMPLATE_EXAMPLE;
 
 const RULES: Record<Field, { en: string; ko: string }> = {
   sku: { en: 'Required. Your own product code, 1-50 characters, unique within the file.', ko: '필수. 판매자 상품코드, 1-50자, 파일 안에서 중복 불가.' },
@@ -43,7 +41,7 @@ export async function buildTemplate(lang: Lang, extra: readonly TemplateColumn[]
     ...extra.map((c, i) => ({ header: c.header, key: `extra${i}`, width: Math.min(40, Math.max(14, [...c.header].length + 4)) })),
   ];
   ws.getRow(1).font = { bold: true };
-  ws.addRow([...FIELDS.map((f) => EXAMPLE[f] ?? ''), ...extra.map((c) => c.example ?? '')]);
+  ws.addRow([...FIELDS.map((f) => TEMPLATE_EXAMPLE[f] ?? ''), ...extra.map((c) => c.example ?? '')]);
   const last = MAX_PRODUCT_ROWS + 1;
   for (const field of ['price', 'stock'] as const) {
     const col = FIELDS.indexOf(field) + 1;

@@ -64,8 +64,6 @@ export interface PauseEvent {
   sellerId: string;
   /** The pause set, or the one lifted. */
   pause: Pause;
-  /** ms since the epoch. */
-  at: number;
 }
 
 async function notePauseEvent(redis: RedisClient, ns: string, event: PauseEvent): Promise<void> {
@@ -120,12 +118,12 @@ export async function pauseSeller(redis: RedisClient, ns: string, sellerId: stri
     const before = parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId));
     await redis.hset(steerKey(ns), PAUSE + sellerId, json);
     const changed = before?.reason !== pause.reason || before?.by !== pause.by;
-    if (changed) await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause, at: pause.since });
+    if (changed) await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause });
     return { pause, changed };
   }
   const set = await redis.hsetnx(steerKey(ns), PAUSE + sellerId, json);
   if (set === 1) {
-    await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause, at: pause.since });
+    await notePauseEvent(redis, ns, { type: 'seller.paused', sellerId, pause });
     return { pause, changed: true };
   }
   return { pause: parsePause(await redis.hget(steerKey(ns), PAUSE + sellerId)) ?? pause, changed: false };
@@ -146,7 +144,7 @@ export async function resumeSeller(
     // every pause: everyone's and each seller's own
     const all = await readPauses(redis, ns);
     if (all.size > 0) await redis.hdel(steerKey(ns), ...[...all.keys()].map((id) => PAUSE + id));
-    for (const [id, was] of all) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId: id, pause: was, at: Date.now() });
+    for (const [id, was] of all) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId: id, pause: was });
     if (queues) await releaseHeld(redis, ns, undefined, queues, log);
     return all.get(ALL) ?? all.values().next().value;
   }
@@ -154,7 +152,7 @@ export async function resumeSeller(
   if (json && onlyIf && JSON.stringify(onlyIf) !== json) return undefined;
   const pause = parsePause(json);
   if (json && pause && (await redis.hdel(steerKey(ns), PAUSE + sellerId)) === 1) {
-    await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause, at: Date.now() });
+    await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause });
   }
   // an operator's resume of one seller while everyone is paused: that seller goes on
   const everyone = onlyIf ? undefined : parsePause(everyoneJson);
@@ -163,7 +161,7 @@ export async function resumeSeller(
     exempted = { ...everyone, except: [...(everyone.except ?? []), sellerId] };
     await redis.hset(steerKey(ns), PAUSE + ALL, JSON.stringify(exempted));
     // the seller is resumed from everyone's pause, which goes on for the others
-    if (!pause) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause: everyone, at: Date.now() });
+    if (!pause) await notePauseEvent(redis, ns, { type: 'seller.resumed', sellerId, pause: everyone });
   }
   if (queues) await releaseHeld(redis, ns, [sellerId], queues, log);
   return pause ?? exempted;

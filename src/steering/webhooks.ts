@@ -26,9 +26,9 @@ import { Webhook } from 'standardwebhooks';
 import { ConfigError, type Config } from '../config.js';
 import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../redis.js';
+import { releaseLock, type RedisClient } from '../redis.js';
 import { readStatus, statusJson } from '../progress/status.js';
-import { pauseEventsKey, type Pause, type PauseEvent } from './pauses.js';
+import { pauseEventsKey, type PauseEvent } from './pauses.js';
 import { uploadKeysOf } from '../seller-home.js';
 
 export const WEBHOOK_QUEUE = 'webhooks';
@@ -143,7 +143,7 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
       }
       if (raw.length > 0) await redis.ltrim(pauseEventsKey(ns), raw.length, -1);
     } finally {
-      if ((await redis.get(pauseEventsLockKey(ns)).catch(() => null)) === lock) await redis.del(pauseEventsLockKey(ns)).catch(() => undefined);
+      await releaseLock(redis, pauseEventsLockKey(ns), lock);
     }
   }
   return added;

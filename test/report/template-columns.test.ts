@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { ConfigError } from '../../src/config.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
-import { buildTemplate, EXAMPLE } from '../../src/report/template.js';
+import { buildTemplate } from '../../src/report/template.js';
+import { TEMPLATE_EXAMPLE as EXAMPLE } from '../../src/excel/fields.js';
 import { loadTemplateColumns, MAX_TEMPLATE_COLUMNS, parseTemplateColumns } from '../../src/report/template-columns.js';
 import { baseEnv, runCli } from '../helpers/cli.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import ExcelJS from 'exceljs';
-import { buildTemplate, EXAMPLE } from '../../src/report/template.js';
+import { buildTemplate } from '../../src/report/template.js';
+import { TEMPLATE_EXAMPLE as EXAMPLE } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 
 describe('bulk-register template', () => {
