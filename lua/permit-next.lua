@@ -92,7 +92,7 @@ if ARGV[15] == '1' and not home then return {} end
 local member = job.uploadId .. ':' .. string.format('%d', job.row)
 local base = home and (ns .. ':rl:{' .. home .. '}:' .. job.sellerId .. ':') or (ns .. ':rl:{' .. job.sellerId .. '}:')
 local sendId = member .. '#' .. nonce
-local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag',
+local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag', base .. 'defer',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
   tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart)
 table.insert(reply, 1, sendId)

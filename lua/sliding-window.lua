@@ -14,6 +14,8 @@
   KEYS[5] throttle  string  present while the seller is throttled (for the log event)
   KEYS[6] lag       hash    `answer`: moving average (ms) of the API's answer time
                             (kept by complete-send.lua)
+  KEYS[7] defer     string  until when (ms) the producer holds rows of the seller
+                            beyond its first window back (src/upload/deferral.ts)
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
   ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
@@ -61,15 +63,17 @@
   spare only when `sent`'s falls short or the call creates `plan`); a call that
   changes nothing leaves the TTLs as they are.
 
-  Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0) }
+  Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0), next }
     waitMs: granted: wait this long, then send; denied: ask again after this long.
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
     now:   Redis's clock (ms) at the decision.
     slot:  the row's planned slot (ms).
     planned: 1 when the row already held a slot (a re-check): a grant then is a
              send at its planned time, whose answer time the worker learns from.
+    next:  with event 1 on a grant (a deferred seller's window is full): ms until
+           the seller's next send may go; 0 otherwise.
 ]]
 --#include lib/acquire-permit.lua
-return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
+return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7],
   ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
   tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0'), tonumber(ARGV[9] or '0'))

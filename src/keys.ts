@@ -37,6 +37,8 @@ export function sellerKeys(ns: string, sellerId: string, home: string = sellerId
     legacyLimits: `${base}:limits`,
     blocked: `${base}:blocked`,
     throttle: `${base}:throttle`,
+    /** string: until when (Redis ms) the producer holds the seller's rows beyond its first window back (upload/deferral.ts) */
+    defer: `${base}:defer`,
     lag: `${base}:lag`,
     /** string: the last queue priority handed to the seller's rows (upload/fair-share.ts) */
     tail: `${base}:tail`,

@@ -16,16 +16,16 @@ type Reply5 = [number, number, number, number, number];
 export interface LuaCommands {
   /** lua/sliding-window.lua */
   acquirePermit(
-    plan: string, sent: string, rule: string, blocked: string, throttle: string, lag: string,
+    plan: string, sent: string, rule: string, blocked: string, throttle: string, lag: string, defer: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
     answerHintMs: number, answerHintAt: number, suspectUntil: number,
-  ): Promise<[...Reply5, number, number, 0 | 1]>;
+  ): Promise<[...Reply5, number, number, 0 | 1, number]>;
   /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit, sellerId, home] */
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
     finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1, expectedAt: number,
-  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, string, string]>;
+  ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, number, string, string]>;
   /** lua/complete-send.lua */
   completeSend(
     plan: string, sent: string, upload: string, rows: string, lag: string, rule: string, blocked: string,
@@ -33,6 +33,8 @@ export interface LuaCommands {
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
     answerSample: 0 | 1,
   ): Promise<[...Reply5, number, number, number, number, number, number?]>;
+  /** lua/defer-rows.lua: the seller's rows are deferred for `deferMs` from now (Redis's clock); returns until when */
+  deferRows(defer: string, deferMs: number, spanMs: number): Promise<number>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/token-bucket.lua (bench comparison) */
@@ -41,20 +43,21 @@ export interface LuaCommands {
   pinHome(numKeys: number, ...keysThenShard: string[]): Promise<string>;
   /** lua/peek-permit.lua */
   peekPermit(
-    plan: string, sent: string, rule: string, blocked: string,
+    plan: string, sent: string, rule: string, blocked: string, defer: string,
     limit: number, windowMs: number, guardMs: number,
-  ): Promise<[number, number, number, number, number, number]>;
+  ): Promise<[number, number, number, number, number, number, number, number]>;
 }
 
 export type RedisClient = (Redis | Cluster) & LuaCommands;
 
 /** `keys` undefined: the caller passes how many keys first. */
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefined }> = {
-  acquirePermit: { file: 'sliding-window.lua', keys: 6 },
+  acquirePermit: { file: 'sliding-window.lua', keys: 7 },
+  deferRows: { file: 'defer-rows.lua', keys: 1 },
   permitNext: { file: 'permit-next.lua', keys: 1 },
   completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },
-  peekPermit: { file: 'peek-permit.lua', keys: 4 },
+  peekPermit: { file: 'peek-permit.lua', keys: 5 },
   tokenBucket: { file: 'token-bucket.lua', keys: 1 },
   pinHome: { file: 'pin-home.lua', keys: undefined },
 };

@@ -4,14 +4,18 @@
   (see its header for the rule, the arguments and the reply), with the keys and
   arguments passed in. firstStart: true when the caller knows the row has never
   asked before (its job is on its first start), so it cannot hold a slot.
+  deferKey: until when (Redis ms) the producer holds the seller's rows beyond its
+  first window back (src/upload/deferral.ts): the seller counts as throttled
+  meanwhile, for the log's events.
 ]]
 --#include lib/seller-rule.lua
-local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey,
+local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey, deferKey,
                              member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil, firstStart)
   -- a block from a 429, or the end of a window that lost writes may have hidden sends
   -- from (src/rate-limit/lost-writes.ts): no send before it. Read in one call with the
-  -- throttle flag (a grant clears it only when it is set) and the seller's own rule.
-  local flags = redis.call('MGET', blockedKey, throttleKey, ruleKey)
+  -- throttle flag (a grant clears it only when it is set), the seller's own rule and
+  -- how long its rows are deferred.
+  local flags = redis.call('MGET', blockedKey, throttleKey, ruleKey, deferKey)
   local limit, window = ruleOf(flags[3], defaultLimit, defaultWindow)
 
   local t = redis.call('TIME')
@@ -42,6 +46,8 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   local planFresh = not newest[2] or tonumber(newest[2]) <= now - span
   local blockedUntil = math.max(tonumber(flags[1] or '0'), suspectUntil or 0)
   local throttled = flags[2] ~= false
+  -- the producer holds rows of the seller back until then (one window at a time)
+  local deferUntil = tonumber(flags[4] or '0') or 0
 
   -- the answer time a send adds to its place in `sent` (read when needed): the worker's
   -- recent hint, else the seller's moving average
@@ -90,6 +96,10 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   local function planTtl()
     return planTop - now + span + 1000
   end
+  -- the throttle flag lasts while rows are planned ahead or deferred
+  local function throttleTtl()
+    return math.max(planTtl(), deferUntil - now + span + 1000)
+  end
 
   -- Gives `plan` and `sent` one TTL together: at least the longer of their needs
   -- (`plan` its latest slot's span, `sent` a grant's place while in flight and its
@@ -112,13 +122,23 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     at = math.max(at, now)
     redis.call('ZADD', sentKey, at + hold, sendId)
     redis.call('ZADD', planKey, at, member)
-    local event = 0
-    if planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then event = 2 end
+    local event, next = 0, 0
+    if deferUntil > now then
+      -- rows of the seller are deferred: the grant that fills its window makes it throttled,
+      -- and its next send may go once the window's first grant is a span old
+      if not throttled and redis.call('ZCOUNT', sentKey, '(' .. (now - span), '+inf') >= limit then
+        redis.call('SET', throttleKey, '1', 'PX', throttleTtl())
+        local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
+        event, next = 1, math.max(1, tonumber(lth[2] or now) + span - now)
+      end
+    elseif planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then
+      event = 2
+    end
     planTop = math.max(planTop, at)
     -- no entry of `sent` lies past now + RECHECK_RESERVE_MS + hold (a grant's place while in flight;
     -- an answered send's place is its answer time)
     keepKeys()
-    return { 1, at - now, limit, window, event, now, slot, recheck }
+    return { 1, at - now, limit, window, event, now, slot, recheck, next }
   end
 
   local function wait(untilMs, slot, record)
@@ -127,10 +147,10 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
       redis.call('ZADD', planKey, untilMs, member)
       planTop = math.max(planTop, untilMs)
       keepKeys()
-      if redis.call('SET', throttleKey, '1', 'NX', 'PX', planTtl()) then event = 1
-      else redis.call('PEXPIRE', throttleKey, planTtl()) end
+      if redis.call('SET', throttleKey, '1', 'NX', 'PX', throttleTtl()) then event = 1
+      else redis.call('PEXPIRE', throttleKey, throttleTtl()) end
     end
-    return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1 }
+    return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1, 0 }
   end
 
   -- a job on its first start has asked for no permit before: it holds no slot (not read)

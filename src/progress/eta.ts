@@ -45,6 +45,18 @@ export interface PaceInput {
 }
 
 /**
+ * A seller's rows waiting for a permit: those holding a later slot, and while the
+ * producer defers rows of the seller (upload/deferral.ts, which hold no slot yet),
+ * every unfinished row that is neither in flight nor able to go in the current
+ * window. Pure.
+ */
+export function waitingForPermit(p: { pending: number; plannedAhead: number; deferredMs: number; inFlight: number; limit: number; recentSends: number }): number {
+  if (p.deferredMs <= 0 || p.pending <= 0) return p.plannedAhead;
+  const mayGoNow = Math.max(0, p.limit - p.recentSends);
+  return Math.max(p.plannedAhead, p.pending - p.inFlight - mayGoNow);
+}
+
+/**
  * The seller's ETA and what sets it. The rule sets the pace when the seller is
  * throttled (a later permit, rows planned ahead) or already sends L per span.
  * Otherwise its rows wait for a worker, not for a permit: the pool sets the

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
-import { paceOf, type Pace } from './eta.js';
+import { paceOf, waitingForPermit, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
 import { ALL, pauseOf, readPauses, type Pause } from '../steering/pauses.js';
 import { readApiDown } from '../steering/outage.js';
@@ -136,12 +136,15 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
     const [p, ruleSource] = await Promise.all([limiter.peek(sellerId), ruleSourceOf(redis, ns, sellerId)]);
     const pending = pendingOf.get(sellerId)!;
+    const waiting = waitingForPermit({
+      pending, plannedAhead: p.plannedAhead, deferredMs: p.deferredMs ?? 0, inFlight: p.inFlight ?? 0, limit: p.limit, recentSends: p.recentSends ?? 0,
+    });
     const { etaMs, pace } = paceOf({
       pending, limit: p.limit, spanMs: p.windowMs + config.rateLimitGuardMs, nextPermitInMs: pending > 0 ? p.nextPermitInMs : 0,
-      plannedAhead: p.plannedAhead, recentSends: p.recentSends ?? 0, recentSpanMs: p.recentSpanMs ?? 0,
+      plannedAhead: waiting, recentSends: p.recentSends ?? 0, recentSpanMs: p.recentSpanMs ?? 0,
     });
     return {
-      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: p.plannedAhead, etaMs, pace,
+      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: waiting, etaMs, pace,
       recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });

@@ -33,6 +33,8 @@ export interface Permit {
   redisNow: number;
   /** The row's planned slot (Redis ms). */
   slot: number;
+  /** With `throttled` on a grant (a deferred seller's window is full): ms until the seller's next send may go. */
+  nextPermitInMs?: number;
 }
 
 export type Outcome = 'registered' | 'duplicate' | 'failed' | 'cancelled';
@@ -78,6 +80,10 @@ export interface PeekResult extends Partial<SellerPace> {
   limit: number;
   windowMs: number;
   plannedAhead: number;
+  /** How much longer the producer holds rows of the seller back (upload/deferral.ts; 0: none). */
+  deferredMs?: number;
+  /** Sends granted and not answered yet. */
+  inFlight?: number;
 }
 
 const EVENTS: LimiterEvent[] = [undefined, 'throttled', 'released'];
@@ -214,7 +220,7 @@ export class SellerLimiter implements PermitLimiter {
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
     const reply = await this.redis.acquirePermit(
-      k.plan, k.sent, k.rule, k.blocked, k.throttle, k.lag,
+      k.plan, k.sent, k.rule, k.blocked, k.throttle, k.lag, k.defer,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
       Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(k.plan)] ?? 0),
     );
@@ -248,17 +254,17 @@ export class SellerLimiter implements PermitLimiter {
     );
     // out when the connection closed: the row asks for its own permit, through the check
     if (reply.length === 0 || this.connectionDrops !== drops) return undefined;
-    const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, sellerId, home] = reply;
+    const [jobId, sendId, granted, waitMs, limit, windowMs, event, redisNow, slot, planned, next, sellerId, home] = reply;
     if (granted === 1) this.noteGrant({ sent: this.keys(sellerId, home || sellerId).sent, sendId, at: redisNow });
-    return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]) };
+    return { jobId, sendId, permit: this.permitOf(sendId, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned, next]) };
   }
 
-  private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned]: [...[number, number, number, number, number], number, number, 0 | 1]): Permit {
+  private permitOf(sendId: string, [granted, waitMs, limit, windowMs, event, redisNow, slot, planned, next]: [...[number, number, number, number, number], number, number, 0 | 1, number]): Permit {
     if (granted === 1) {
       this.sends.set(sendId, { at: redisNow + waitMs, planned: planned === 1 });
       if (this.sends.size > MAX_SENDS_IN_FLIGHT) this.sends.delete(this.sends.keys().next().value!);
     }
-    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot };
+    return { granted: granted === 1, waitMs, limit, windowMs, event: EVENTS[event], redisNow, slot, ...(next > 0 ? { nextPermitInMs: next } : {}) };
   }
 
   /** The hint as the scripts take it: its ms (-1: none) and when it was measured. */
@@ -332,9 +338,9 @@ export class SellerLimiter implements PermitLimiter {
   async peek(sellerId: string): Promise<PeekResult> {
     const k = this.keys(sellerId, await homeOf(this.redis, this.ns, sellerId));
     const s = this.settings;
-    const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs] = await this.redis.peekPermit(
-      k.plan, k.sent, k.rule, k.blocked, s.limit, s.windowMs, s.guardMs,
+    const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs, deferredMs, inFlight] = await this.redis.peekPermit(
+      k.plan, k.sent, k.rule, k.blocked, k.defer, s.limit, s.windowMs, s.guardMs,
     );
-    return { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs };
+    return { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs, deferredMs, inFlight };
   }
 }

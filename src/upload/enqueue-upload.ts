@@ -8,12 +8,13 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
-import { namespaceOf, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
+import { deferralMs, noteDeferral, ruleForDeferral } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
 
@@ -60,7 +61,7 @@ export async function enqueueUpload(
     const queue = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
     const rows = sheet.valid.filter((r) => again.has(r.row));
     const first = await reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
-    await addRows(deps, queue, { sellerId, home }, uploadId, rows, first);
+    await addRows(deps, queue, { sellerId, home, ns }, uploadId, rows, first);
     await Promise.all([first.recorded, redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
@@ -91,7 +92,7 @@ export async function enqueueUpload(
     redis.expire(queuesKey(ns), retention),
   ]);
 
-  await addRows(deps, prefix, { sellerId, home }, uploadId, sheet.valid, first);
+  await addRows(deps, prefix, { sellerId, home, ns }, uploadId, sheet.valid, first);
   // every row is in its queue: the upload is marked enqueued, and the pool tells
   // UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts), which reads only its counts
   await Promise.all([first.recorded, redis.hset(keys.upload, 'enqueued', 1), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
@@ -100,25 +101,31 @@ export async function enqueueUpload(
 
 /**
  * One job per row on the upload's queue, each at its place in the fair round over all
- * sellers (fair-share.ts), from where `first` says it starts. The first row goes on its own
+ * sellers (fair-share.ts), from where `first` says it starts, and rows beyond the seller's
+ * first window deferred to their own window (deferral.ts). The first row goes on its own
  * ahead of the rest: when many sellers upload at once, every seller's first row is in
  * the queue before the bulk of anyone's rows, and the pool starts on them while the
  * rest are still being added.
  */
 async function addRows(
-  deps: { queues: QueueSet; config: Config },
-  prefix: string, { sellerId, home }: { sellerId: string; home: string }, uploadId: string, rows: LoadedSheet['valid'], first: UploadStart,
+  deps: { redis: RedisClient; queues: QueueSet; config: Config },
+  prefix: string, { sellerId, home, ns }: { sellerId: string; home: string; ns: string }, uploadId: string, rows: LoadedSheet['valid'], first: UploadStart,
 ): Promise<void> {
+  if (rows.length === 0) return;
   const queue = deps.queues.get(prefix);
   const options = jobOptions(deps.config);
-  const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => ({
-    name: 'register',
-    // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
-    data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
-    opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row) },
-  });
-  if (rows.length === 0) return;
+  const limiterKeys = sellerKeys(ns, sellerId, home);
+  const rule = await ruleForDeferral(deps.redis, deps.config, limiterKeys);
+  const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => {
+    const delay = deferralMs(index, rule);
+    return {
+      name: 'register',
+      // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
+      data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
+      opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row), ...(delay > 0 ? { delay } : {}) },
+    };
+  };
   // the first row alone, then the rest BULK at a time
-  await queue.addBulk([job(rows[0]!, 0)]);
+  await Promise.all([noteDeferral(deps.redis, limiterKeys, rule, rows.length), queue.addBulk([job(rows[0]!, 0)])]);
   for (let i = 1; i < rows.length; i += BULK) await queue.addBulk(rows.slice(i, i + BULK).map((r, j) => job(r, i + j)));
 }

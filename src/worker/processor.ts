@@ -333,7 +333,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     deps.onEvent?.('permit', sellerId);
     if (granted === ahead) deps.onEvent?.('permitAhead', sellerId);
     if (permit.event && log.isLevelEnabled('info')) {
-      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.waitMs);
+      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.nextPermitInMs ?? permit.waitMs);
     }
     if (!permit.granted) {
       // a probe that must wait for its seller's rule gives its turn to a row that can go now

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crossesDecile, etaMs, formatDuration, paceOf } from '../../src/progress/eta.js';
+import { crossesDecile, etaMs, formatDuration, paceOf, waitingForPermit } from '../../src/progress/eta.js';
 import { backoffWithJitter } from '../../src/worker/processor.js';
 
 describe('eta', () => {
@@ -48,5 +48,21 @@ describe('paceOf', () => {
   });
   it('is 0 with nothing pending', () => {
     expect(paceOf({ ...base, pending: 0 })).toEqual({ etaMs: 0, pace: 'rule' });
+  });
+});
+
+describe('waitingForPermit', () => {
+  const seller = { pending: 450, plannedAhead: 0, deferredMs: 0, inFlight: 0, limit: 50, recentSends: 50 };
+  it('is the rows holding a later slot when nothing is deferred', () => {
+    expect(waitingForPermit({ ...seller, plannedAhead: 30 })).toBe(30);
+    expect(waitingForPermit(seller)).toBe(0);
+  });
+  it('counts deferred rows, which hold no slot yet: every unfinished row neither in flight nor able to go now', () => {
+    // a full window, 5 answers outstanding: the other 445 wait
+    expect(waitingForPermit({ ...seller, deferredMs: 60_000, inFlight: 5, pending: 450 })).toBe(445);
+    // 20 sends so far in the window: 30 more may go now
+    expect(waitingForPermit({ ...seller, deferredMs: 60_000, recentSends: 20, inFlight: 20, pending: 480 })).toBe(430);
+    expect(waitingForPermit({ ...seller, deferredMs: 60_000, plannedAhead: 500, pending: 480 })).toBe(500);
+    expect(waitingForPermit({ ...seller, deferredMs: 60_000, pending: 0 })).toBe(0);
   });
 });

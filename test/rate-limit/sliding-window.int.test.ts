@@ -23,6 +23,41 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(replies[4]!.event).toBeUndefined();
   });
 
+  it("makes a seller whose rows the producer defers throttled when its window fills, and releases it only once the deferral is over", async () => {
+    const { limiter, redis } = limiterOn(server.port, { limit: 3, windowMs: 600, guardMs: 100 });
+    const k = limiter.keys('DF');
+    // the producer held rows back for 2 windows (upload/deferral.ts)
+    const until = await redis.deferRows(k.defer, 1400, 700);
+    const first = [];
+    for (let row = 1; row <= 3; row++) first.push(await limiter.acquire('DF', `d:${row}`, `d:${row}#a`));
+    expect(first.map((r) => r.granted)).toEqual([true, true, true]);
+    // the grant that fills the window says so, with when the next send may go
+    expect(first.map((r) => r.event)).toEqual([undefined, undefined, 'throttled']);
+    expect(first[2]!.nextPermitInMs).toBeGreaterThan(600);
+    expect(first[2]!.nextPermitInMs).toBeLessThanOrEqual(700);
+    for (let row = 1; row <= 3; row++) await limiter.complete({ sellerId: 'DF', uploadId: 'd', row, member: `d:${row}`, sendId: `d:${row}#a` }, undefined, 60);
+    // the second window's rows wake: planned, then granted, and not released while rows are still deferred
+    const woken = await limiter.acquire('DF', 'd:4', 'd:4#a');
+    expect(woken.granted).toBe(false);
+    expect(woken.event).toBeUndefined();
+    await new Promise((r) => setTimeout(r, woken.waitMs + 5));
+    const second = [];
+    for (let row = 4; row <= 6; row++) second.push(await limiter.acquire('DF', `d:${row}`, `d:${row}#b`));
+    expect(second.every((r) => r.granted)).toBe(true);
+    expect(second.map((r) => r.event)).toEqual([undefined, undefined, undefined]);
+    for (let row = 4; row <= 6; row++) await limiter.complete({ sellerId: 'DF', uploadId: 'd', row, member: `d:${row}`, sendId: `d:${row}#b` }, undefined, 60);
+    // the last window, after the deferral: its last planned row's grant releases the seller
+    const untilDeferred = until - (await redisTime(redis));
+    await new Promise((r) => setTimeout(r, Math.max(0, untilDeferred)));
+    const last = await limiter.acquire('DF', 'd:7', 'd:7#a');
+    const lastGrant = last.granted ? last : await (async () => {
+      await new Promise((r) => setTimeout(r, last.waitMs + 5));
+      return limiter.acquire('DF', 'd:7', 'd:7#b');
+    })();
+    expect(lastGrant.granted).toBe(true);
+    expect(lastGrant.event).toBe('released');
+  });
+
   it('re-delays a row that wakes before its slot by the time that remains, and grants it at its slot', async () => {
     const { limiter } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50 });
     await limiter.acquire('S2', 'u:1', 's1');

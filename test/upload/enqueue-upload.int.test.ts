@@ -2,17 +2,20 @@
  * The producer's writes, against a private redis-server: an upload's first row is
  * added on its own, ahead of the rest (the pool can start on it while a big upload,
  * or many at once, are still being added), and every row still lands once, at its
- * place in the fair round.
+ * place in the fair round; rows beyond the seller's first window wait, delayed,
+ * for their own window (src/upload/deferral.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../../src/config.js';
-import { QUEUE_NAME, namespaceOf, uploadIndexKey, uploadKeys } from '../../src/keys.js';
+import { QUEUE_NAME, namespaceOf, sellerKeys, uploadIndexKey, uploadKeys } from '../../src/keys.js';
 import { createRedis, type RedisClient } from '../../src/redis.js';
 import { PRIORITY, QueueSet, type RegistrationJob } from '../../src/queue.js';
 import { queuesKey } from '../../src/queue-shards.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { ROUND } from '../../src/upload/fair-share.js';
+import { deferLeadMs } from '../../src/upload/deferral.js';
+import { setLimit } from '../../src/rate-limit/seller-limits.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { loadedSheetOf } from '../helpers/uploads.js';
 
@@ -43,8 +46,10 @@ describe('enqueueUpload', () => {
     expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 250, 250, 99]);
     expect(addBulk.mock.calls[0]![0][0]!.data.row).toBe(2);
 
-    // every row once: the first (a newcomer's, on an idle queue) at NEW_ROW, the k-th in the k-th round after
-    const jobs = await queue.getJobs(['prioritized']);
+    // every row once: the first (a newcomer's, on an idle queue) at NEW_ROW, the k-th in the k-th round after;
+    // the default rule's first window (100 rows) ready, the rest deferred
+    expect(await queue.getPrioritizedCount()).toBe(100);
+    const jobs = await queue.getJobs(['prioritized', 'delayed']);
     expect(jobs).toHaveLength(600);
     const byRow = new Map(jobs.map((j) => [j.data.row, j.priority]));
     expect(byRow.size).toBe(600);
@@ -76,5 +81,36 @@ describe('enqueueUpload', () => {
     const again = await enqueueUpload(deps, 'M0', loadedSheetOf('M0', 30));
     expect(again).toMatchObject({ enqueued: 0, alreadyUploaded: true });
     expect(await queue.getPrioritizedCount()).toBe(40 * 30);
+  });
+
+  it("defers each row beyond the seller's first window to its own window, under the seller's own rule, and notes until when", async () => {
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    await queue.obliterate({ force: true });
+    // D1's own rule: 10 per 2 s (+ the 500 ms guard); 35 rows are 4 windows
+    await setLimit(redis, config, 'D1', 10, 2000);
+    const before = Date.now();
+    await enqueueUpload(deps, 'D1', loadedSheetOf('D1', 35));
+    const span = 2500;
+    const lead = deferLeadMs(span);
+    expect(lead).toBe(625);
+    const jobs = await queue.getJobs(['prioritized', 'delayed']);
+    expect(jobs).toHaveLength(35);
+    const rows = jobs.map((j) => ({ row: j.data.row, delay: j.opts.delay ?? 0 }));
+    rows.sort((x, y) => x.row - y.row);
+    // rows are numbered from 2 (row 1 is the header): the k-th window (0-based) waits k spans less the lead
+    for (const [i, r] of rows.entries()) {
+      const window = Math.floor(i / 10);
+      expect(r.delay, `row ${r.row}`).toBe(window === 0 ? 0 : window * span - lead);
+    }
+    expect(await queue.getPrioritizedCount()).toBe(10);
+    expect(await queue.getDelayedCount()).toBe(25);
+    // the seller counts as deferred until its last window can open (Redis's clock)
+    const until = Number(await redis.get(sellerKeys(namespaceOf(config.queuePrefix), 'D1').defer));
+    expect(until - before).toBeGreaterThanOrEqual(3 * span - 50);
+    expect(until - Date.now()).toBeLessThanOrEqual(3 * span + 50);
+    // an upload within one window defers nothing, and leaves the note alone
+    await enqueueUpload(deps, 'D1', loadedSheetOf('D1-small', 10));
+    expect(await queue.getDelayedCount()).toBe(25);
+    expect(Number(await redis.get(sellerKeys(namespaceOf(config.queuePrefix), 'D1').defer))).toBe(until);
   });
 });

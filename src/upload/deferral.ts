@@ -1,0 +1,63 @@
+/**
+ * A big upload reaches the pool one window at a time. Rows beyond the seller's
+ * first window (its rule's L) are added as delayed jobs, each window's rows due
+ * a little before that window can open, and ask for their permits then.
+ *
+ * Added all at once, a 500-row upload under 50 per window had the pool take
+ * every row in its first second: 450 permit asks, priority changes and delays in
+ * the same 16 processes that were sending the first window, whose sends then
+ * spread over 180-900 ms on a 2-core host (bench, single-500), and every later
+ * window inherits its first's spread. Those 450 rows were also planned in that
+ * second, each window's slots from a guessed answer time that the burst itself
+ * inflated, so later windows started up to 150 ms late. Deferred, a window's rows
+ * ask when the window before has been sent and answered: the limiter (which
+ * alone decides, lua/lib/acquire-permit.lua) plans them from real answer times.
+ *
+ * The deferral only spreads the asks: a row woken early is planned and delayed
+ * as before, a row woken late is sent late. It is counted from the upload's
+ * enqueue with the rule in force then, so rows wake early, never late, when the
+ * seller has other rows ahead or its rule is lowered.
+ */
+import { parseRule } from '../rate-limit/seller-limits.js';
+import type { Config } from '../config.js';
+import type { RedisClient } from '../redis.js';
+import type { SellerKeys } from '../keys.js';
+
+/**
+ * How long before its window can open a deferred row wakes (ms): a quarter of
+ * W + G, at most 1 s. Its first ask then plans its slot, and the worker wakes it
+ * again just before the slot (WAKE_LEAD_MS, worker/processor.ts), when the
+ * re-check grants it for the moment its place in the window frees.
+ */
+export const deferLeadMs = (spanMs: number): number => Math.min(1000, Math.floor(spanMs / 4));
+
+/** The seller's rule in force: its own (`rule`), else the configured one; with W + G. */
+export interface DeferRule {
+  limit: number;
+  spanMs: number;
+}
+
+/** The delay (ms) of the row at `index` (0-based) of an upload: 0 in its first window. Pure. */
+export function deferralMs(index: number, rule: DeferRule): number {
+  const window = Math.floor(index / rule.limit);
+  return window === 0 ? 0 : Math.max(1, window * rule.spanMs - deferLeadMs(rule.spanMs));
+}
+
+/** The seller's rule in force now, as the limiter reads it (lib/seller-rule.lua). */
+export async function ruleForDeferral(redis: RedisClient, config: Config, keys: SellerKeys): Promise<DeferRule> {
+  const own = parseRule(await redis.get(keys.rule));
+  const limit = own?.max ?? config.rateLimitMax;
+  const windowMs = own?.windowMs ?? config.rateLimitWindowMs;
+  return { limit: Math.max(1, limit), spanMs: windowMs + config.rateLimitGuardMs };
+}
+
+/**
+ * Records that the seller's rows are deferred for `rows` rows from now (lua/defer-rows.lua):
+ * the seller counts as throttled until its last deferred window (for the log's events).
+ * Nothing when every row fits in the first window.
+ */
+export async function noteDeferral(redis: RedisClient, keys: SellerKeys, rule: DeferRule, rows: number): Promise<void> {
+  if (rows <= rule.limit) return;
+  const last = deferralMs(rows - 1, rule) + deferLeadMs(rule.spanMs);
+  await redis.deferRows(keys.defer, last, rule.spanMs);
+}
