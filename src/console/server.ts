@@ -293,6 +293,11 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
 
   app.post(
     '/api/uploads',
+    // who is asking, before any of the body is read: a stranger's upload is refused as such, whatever its size
+    async (c, next) => {
+      requireAccess(c);
+      await next();
+    },
     bodyLimit({
       maxSize: opts.maxUploadBytes,
       // Connection: close, so that the server drops the rest instead of reading it to keep the connection

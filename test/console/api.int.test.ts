@@ -105,10 +105,10 @@ describe('console API', () => {
     const declared = new Request(`${s.url}/api/uploads`, { method: 'POST', body: form(Buffer.alloc(MAX + 1000, 1), 'big.xlsx', { seller: 'API4' }) });
     const bytes = Buffer.from(await declared.arrayBuffer());
     const url = new URL(s.url);
-    const big = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const postBig = (headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request({
         host: url.hostname, port: url.port, path: '/api/uploads', method: 'POST', agent: false,
-        headers: { ...ops, 'Content-Type': declared.headers.get('content-type')!, 'Content-Length': String(bytes.length) },
+        headers: { ...headers, 'Content-Type': declared.headers.get('content-type')!, 'Content-Length': String(bytes.length) },
       }, (res) => {
         let text = '';
         res.on('data', (d) => (text += d));
@@ -117,8 +117,13 @@ describe('console API', () => {
       req.on('error', reject);
       req.end(bytes);
     });
+    const big = await postBig(ops);
     expect(big.status).toBe(413);
     expect(Object.keys(JSON.parse(big.body))).toEqual(['error']);
+    // without a token, the answer is who may upload, not how much
+    const stranger = await postBig({});
+    expect(stranger.status).toBe(401);
+    expect(JSON.parse(stranger.body).error).toMatch(/^sign in/);
 
     // chunked, no length: the answer comes while the client is still sending, long before 10 MB
     const result = await new Promise<{ status: number; sentWhenAnswered: number }>((resolve, reject) => {
