@@ -204,6 +204,13 @@ function readExtra(header: string, cell: SheetCell | undefined): Check<string> {
  * @throws UploadRejected for whole-file problems (missing column, two columns
  *   with the same header, no products, too many rows).
  */
+/** Values under a column with no header in row 1 were not read: which column, and where. */
+export function unheadedWarning(index: number, rows: number[]): string {
+  const shown = rows.slice(0, 3).join(', ');
+  const more = rows.length > 3 ? ` and ${rows.length - 3} more` : '';
+  return `column ${columnLetter(index)} has no header in row 1, so its values (row${rows.length > 1 ? 's' : ''} ${shown}${more}) were not read: give it a header to send them to the marketplace, or clear it.`;
+}
+
 export function parseProducts(sheet: SheetData): ParsedSheet {
   // how messages name the sheet: a CSV file is its own one sheet
   const where = sheet.sheetName === undefined ? 'the file' : 'the sheet';
@@ -213,8 +220,11 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   const extras: Array<{ header: string; index: number }> = [];
   // header text compared ignoring case and surrounding spaces -> its column
   const headed = new Map<string, number>();
+  // columns with no header: nothing in them is read, and a value found there is said so
+  const unheaded = new Set<number>();
   sheet.header.forEach((cell, index) => {
     const text = stripControls(displayText(cell)).trim();
+    if (text === '') unheaded.add(index);
     if (text === '' || isReportColumn(text)) return;
     const key = text.normalize('NFC').toLowerCase();
     const earlier = headed.get(key);
@@ -258,6 +268,8 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   const firstSeen = new Map<string, number>();
   // the template's example row, left in: not a product of the seller's (fields.ts)
   const examples: number[] = [];
+  // rows with a value under a column with no header, by column
+  const unread = new Map<number, number[]>();
   for (const { row, cells } of productRows) {
     const values: Partial<Record<Field, string>> = {};
     const product: Record<string, string | number> = {};
@@ -281,6 +293,9 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       examples.push(row);
       continue;
     }
+    cells.forEach((cell, index) => {
+      if ((index >= sheet.header.length || unheaded.has(index)) && !isEmptyCell(cell)) unread.set(index, [...(unread.get(index) ?? []), row]);
+    });
     const extra: Record<string, string> = {};
     const attributes: Record<string, string> = {};
     for (const { header, index } of extras) {
@@ -308,6 +323,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     }
     if (rowOk) valid.push({ row, product: product as unknown as Product, attributes });
   }
+  for (const [index, rows] of [...unread].sort(([a], [b]) => a - b)) warnings.push(unheadedWarning(index, rows));
   if (examples.length > 0) {
     const rowsText = `row${examples.length > 1 ? 's' : ''} ${examples.join(', ')}`;
     if (raw.length === 0) throw new UploadRejected(`no products found: ${where} holds only the template's example (${rowsText}, ${TEMPLATE_EXAMPLE.sku}): replace it with your products and upload again.`);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { REASON_HEADER } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
-import { columnLetter, extraColumnsWarning } from '../../src/excel/parse-products.js';
+import { columnLetter, extraColumnsWarning, unheadedWarning } from '../../src/excel/parse-products.js';
 import { buildSheet, ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
 import { submitUpload } from '../../src/upload/submit-upload.js';
 import { baseEnv, runCli } from '../helpers/cli.js';
@@ -91,6 +91,22 @@ describe('extra columns', () => {
     expect(s.extraColumns).toEqual(['origin']);
     expect(s.valid[0]!.attributes).toEqual({ origin: 'KR' });
     expect(s.warnings).toEqual([]);
+  });
+
+  it('say so when a column with no header holds values, which are not read', async () => {
+    const rows = [
+      ['A-1', 'Mug', 100, 1, 'C1', '', '', '', 'KR', '', 'gift'],
+      ['A-2', 'Cup', 100, 1, 'C1', '', '', '', 'KR', '', ''],
+      ...['A-3', 'A-4', 'A-5', 'A-6'].map((sku) => [sku, 'Pot', 100, 1, 'C1', '', '', '', '', '', 'gift']),
+    ];
+    const s = await parseSheetBytes(await buildSheet([...ENGLISH_HEADERS, 'origin', '', ''], rows), 'x.xlsx');
+    expect(s.valid).toHaveLength(6);
+    expect(s.extraColumns).toEqual(['origin']);
+    expect(s.warnings).toEqual([unheadedWarning(10, [2, 4, 5, 6, 7])]);
+    expect(s.warnings[0]).toBe('column K has no header in row 1, so its values (rows 2, 4, 5 and 2 more) were not read: give it a header to send them to the marketplace, or clear it.');
+    // a value past the last header is in a column with no header too
+    const past = await parseSheetBytes(await buildSheet(ENGLISH_HEADERS, [['A-1', 'Mug', 100, 1, 'C1', '', '', '', 'note']]), 'x.xlsx');
+    expect(past.warnings).toEqual(['column I has no header in row 1, so its values (row 2) were not read: give it a header to send them to the marketplace, or clear it.']);
   });
 
   it('name spreadsheet columns as the spreadsheet does', () => {
