@@ -289,6 +289,11 @@ Notes on reading the table:
   alone. The comparison limiters run their single-500 and three-sellers
   side by side (to keep the bench under 10 minutes): their span ratios include
   that contention; their 429s, calls and delays do not depend on it.
+- Every limiter is fed by the same producer, which adds a big upload's rows beyond the seller's first window
+  as delayed jobs, due shortly before their window can open (src/upload/deferral.ts): rows reach every limiter
+  one window at a time. Since the producer does so, the comparison limiters make fewer calls per row (in
+  single-500, rate-limiter-flexible 2.49 in the run of 2026-11-27 against 3.86 in the run before, token
+  bucket 31 against 72).
 - "Redis commands/row" is from INFO commandstats over the scenario (commands
   inside scripts included). Side by side, no count belongs to one limiter, so
   none is given; capacity measures each limiter's Redis cost in its own run.
