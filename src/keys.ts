@@ -39,6 +39,8 @@ export function sellerKeys(ns: string, sellerId: string, home: string = sellerId
     throttle: `${base}:throttle`,
     /** string: until when (Redis ms) the producer holds the seller's rows beyond its first window back (upload/deferral.ts) */
     defer: `${base}:defer`,
+    /** set: "{queue prefix}\t{job id}" of the seller's deferred rows, brought forward when its rule is raised */
+    deferred: `${base}:deferred`,
     lag: `${base}:lag`,
     /** string: the last queue priority handed to the seller's rows (upload/fair-share.ts) */
     tail: `${base}:tail`,

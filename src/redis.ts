@@ -33,8 +33,8 @@ export interface LuaCommands {
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
     answerSample: 0 | 1,
   ): Promise<[...Reply5, number, number, number, number, number, number?]>;
-  /** lua/defer-rows.lua: the seller's rows are deferred for `deferMs` from now (Redis's clock); returns until when */
-  deferRows(defer: string, deferMs: number, spanMs: number): Promise<number>;
+  /** lua/defer-rows.lua: the seller's rows are deferred for `deferMs` from now (Redis's clock) and noted; returns until when */
+  deferRows(defer: string, deferred: string, deferMs: number, spanMs: number, ...rows: string[]): Promise<number>;
   /** lua/block-seller.lua */
   blockSeller(blocked: string, sent: string, waitMs: number, sendId: string, spanMs: number): Promise<number>;
   /** lua/token-bucket.lua (bench comparison) */
@@ -53,7 +53,7 @@ export type RedisClient = (Redis | Cluster) & LuaCommands;
 /** `keys` undefined: the caller passes how many keys first. */
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefined }> = {
   acquirePermit: { file: 'sliding-window.lua', keys: 7 },
-  deferRows: { file: 'defer-rows.lua', keys: 1 },
+  deferRows: { file: 'defer-rows.lua', keys: 2 },
   permitNext: { file: 'permit-next.lua', keys: 1 },
   completeSend: { file: 'complete-send.lua', keys: 7 },
   blockSeller: { file: 'block-seller.lua', keys: 2 },

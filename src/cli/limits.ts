@@ -1,9 +1,33 @@
 /** `bulk-register limits set|list|reset`: per-seller rules (seller tiers) kept in Redis. */
 import type { Config } from '../config.js';
-import { SELLER_ID } from '../keys.js';
-import { connectChecked, createRedis } from '../redis.js';
+import { SELLER_ID, namespaceOf } from '../keys.js';
+import { QueueSet } from '../queue.js';
+import { connectChecked, createRedis, type RedisClient } from '../redis.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
+import { sellerKeysOf } from '../seller-home.js';
+import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
 import { EXIT, UsageError } from './exit.js';
+
+/**
+ * Runs a change of the seller's rule; when the rule in force after it allows more than
+ * before, the rows the producer deferred under the old one ask for permits now
+ * (upload/deferral.ts). Returns what the change returned.
+ */
+async function changeRule<T>(redis: RedisClient, config: Config, sellerId: string, change: () => Promise<T>): Promise<T> {
+  const ns = namespaceOf(config.queuePrefix);
+  const before = await redis.get((await sellerKeysOf(redis, ns, sellerId)).rule);
+  const result = await change();
+  const keys = await sellerKeysOf(redis, ns, sellerId);
+  if (ruleRaised(before, await redis.get(keys.rule), { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })) {
+    const queues = QueueSet.on(redis, []);
+    try {
+      await bringDeferredForward(redis, keys, queues);
+    } finally {
+      await queues.close();
+    }
+  }
+  return result;
+}
 
 function checkSeller(seller: string): void {
   if (!SELLER_ID.test(seller)) throw new UsageError(`seller ${JSON.stringify(seller)} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -`);
@@ -21,10 +45,10 @@ export async function limitsCommand(
     await migrateLimits(redis, config);
     if (action === 'set') {
       const windowMs = args.windowMs ?? config.rateLimitWindowMs;
-      await setLimit(redis, config, args.seller!, args.max!, windowMs);
+      await changeRule(redis, config, args.seller!, () => setLimit(redis, config, args.seller!, args.max!, windowMs));
       process.stdout.write(`seller ${args.seller}: at most ${args.max} registrations per ${windowMs} ms (from its next permit on)\n`);
     } else if (action === 'reset') {
-      const had = await resetLimit(redis, config, args.seller!);
+      const had = await changeRule(redis, config, args.seller!, () => resetLimit(redis, config, args.seller!));
       process.stdout.write(had ? `seller ${args.seller}: back to the default rule (${config.rateLimitMax} per ${config.rateLimitWindowMs} ms)\n` : `seller ${args.seller} had no override; it uses the default rule\n`);
     } else {
       const limits = await listLimits(redis, config);

@@ -64,10 +64,12 @@ export async function resetLimit(redis: RedisClient, config: Config, sellerId: s
  * The marketplace announced `rule` for the seller: it is in force from now on
  * (the next permit is decided under it). One transaction on the seller's slot.
  */
-export async function announceRule(redis: RedisClient, ns: string, sellerId: string, rule: { max: number; windowMs: number }, home?: string): Promise<void> {
+export async function announceRule(redis: RedisClient, ns: string, sellerId: string, rule: { max: number; windowMs: number }, home?: string): Promise<string | null> {
   const keys = sellerKeys(ns, sellerId, home ?? (await homeOf(redis, ns, sellerId)));
   const value = ruleValue(rule.max, rule.windowMs);
-  await redis.multi().set(keys.apiRule, value).set(keys.rule, value).exec();
+  const replies = await redis.multi().set(keys.apiRule, value).set(keys.rule, value, 'GET').exec();
+  // the rule in force before (null: the configured one)
+  return (replies?.[1]?.[1] as string | null | undefined) ?? null;
 }
 
 /** Where the seller's rule in force comes from. */

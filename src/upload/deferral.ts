@@ -16,11 +16,15 @@
  * The deferral only spreads the asks: a row woken early is planned and delayed
  * as before, a row woken late is sent late. It is counted from the upload's
  * enqueue with the rule in force then, so rows wake early, never late, when the
- * seller has other rows ahead or its rule is lowered.
+ * seller has other rows ahead or its rule is lowered. When its rule is raised
+ * (the marketplace announces more, or `limits set`), the deferred rows are
+ * brought forward at once (bringDeferredForward), to be planned under it.
  */
 import { parseRule } from '../rate-limit/seller-limits.js';
 import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
+import type { QueueSet } from '../queue.js';
 import type { SellerKeys } from '../keys.js';
 
 /**
@@ -52,12 +56,58 @@ export async function ruleForDeferral(redis: RedisClient, config: Config, keys: 
 }
 
 /**
- * Records that the seller's rows are deferred for `rows` rows from now (lua/defer-rows.lua):
- * the seller counts as throttled until its last deferred window (for the log's events).
- * Nothing when every row fits in the first window.
+ * Records that rows of the seller are deferred (lua/defer-rows.lua), `jobs[i]` being
+ * the job of the upload's row at index i on the queue `prefix`: the seller counts as
+ * throttled until its last deferred window (for the log's events), and the deferred
+ * jobs are noted for bringDeferredForward. Nothing when every row fits in the first window.
  */
-export async function noteDeferral(redis: RedisClient, keys: SellerKeys, rule: DeferRule, rows: number): Promise<void> {
-  if (rows <= rule.limit) return;
-  const last = deferralMs(rows - 1, rule) + deferLeadMs(rule.spanMs);
-  await redis.deferRows(keys.defer, last, rule.spanMs);
+export async function noteDeferral(redis: RedisClient, keys: SellerKeys, rule: DeferRule, prefix: string, jobs: readonly string[]): Promise<void> {
+  if (jobs.length <= rule.limit) return;
+  const last = deferralMs(jobs.length - 1, rule) + deferLeadMs(rule.spanMs);
+  await redis.deferRows(keys.defer, keys.deferred, last, rule.spanMs, ...jobs.slice(rule.limit).map((id) => `${prefix}\t${id}`));
+}
+
+/** The rule in force when a seller has no `rule` string of its own. */
+export interface DefaultRule {
+  limit: number;
+  windowMs: number;
+}
+
+/** The rate a `rule` string allows (per ms), the default one's when absent or unreadable. */
+const rateOf = (value: string | null | undefined, defaults: DefaultRule): number => {
+  const rule = parseRule(value);
+  return rule ? rule.max / Math.max(1, rule.windowMs) : defaults.limit / Math.max(1, defaults.windowMs);
+};
+
+/** Whether the seller's rule, `before` -> `after` (rule strings; null: the default one), allows more than before. */
+export function ruleRaised(before: string | null | undefined, after: string | null | undefined, defaults: DefaultRule): boolean {
+  return rateOf(after, defaults) > rateOf(before, defaults);
+}
+
+/**
+ * The seller's rule was raised: its deferred rows are promoted now, and ask for permits
+ * under the new rule instead of waiting for windows of the old one. Each is taken off
+ * the set before it is promoted (SPOP); a row that is no longer delayed (woken already)
+ * is left as it is. Returns how many were promoted.
+ */
+export async function bringDeferredForward(redis: RedisClient, keys: SellerKeys, queues: QueueSet, log?: Logger): Promise<number> {
+  await redis.del(keys.defer);
+  let promoted = 0;
+  for (;;) {
+    const batch = (await redis.spop(keys.deferred, 500)) as string[];
+    if (!batch || batch.length === 0) return promoted;
+    await Promise.all(batch.map(async (entry) => {
+      const [prefix, jobId] = entry.split('\t') as [string, string];
+      try {
+        const job = await queues.get(prefix).getJob(jobId);
+        if (job && (await job.getState()) === 'delayed') {
+          await job.promote();
+          promoted++;
+        }
+      } catch (err) {
+        // woken or started meanwhile: nothing to bring forward
+        log?.debug({ err, jobId }, 'a deferred row was no longer delayed');
+      }
+    }));
+  }
 }

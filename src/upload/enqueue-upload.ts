@@ -126,6 +126,9 @@ async function addRows(
     };
   };
   // the first row alone, then the rest BULK at a time
-  await Promise.all([noteDeferral(deps.redis, limiterKeys, rule, rows.length), queue.addBulk([job(rows[0]!, 0)])]);
+  await Promise.all([
+    noteDeferral(deps.redis, limiterKeys, rule, prefix, rows.map((r) => jobIdFor(uploadId, r.row))),
+    queue.addBulk([job(rows[0]!, 0)]),
+  ]);
   for (let i = 1; i < rows.length; i += BULK) await queue.addBulk(rows.slice(i, i + BULK).map((r, j) => job(r, i + j)));
 }

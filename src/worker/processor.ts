@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
-import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
+import { uploadKeys, namespaceOf, rowMember, sellerKeys } from '../keys.js';
 import { writeTogether, type RedisClient } from '../redis.js';
 import type { FinishedRow, Outcome, Permit, PermitAhead, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
@@ -33,7 +33,8 @@ import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } f
 import { cancelDetail } from '../steering/cancel.js';
 import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
-import { PRIORITY, type RegistrationJob } from '../queue.js';
+import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
+import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
 export class TransientFailure extends Error {
@@ -74,6 +75,8 @@ export interface ProcessorDeps {
   pauses?: PauseWatch;
   /** The breaker closed by this process's probe: release the rows held for the outage. */
   onApiBack?: () => void;
+  /** The queues, for bringing a seller's deferred rows forward when the marketplace raises its rule (upload/deferral.ts). */
+  queues?: QueueSet;
   /** Observes what happens (metrics, bench): each limiter ask, delay, 429, and each row counted with its outcome. */
   onEvent?: (event: ProcessorEvent, sellerId: string, detail?: { waitMs?: number }) => void;
 }
@@ -274,8 +277,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const last = announced.get(sellerId);
     const now = deps.now();
     if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
-    await announceRule(deps.redis, ns, sellerId, rule, home);
+    const before = await announceRule(deps.redis, ns, sellerId, rule, home);
     if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
+    // a higher rule: rows the producer deferred under the old one ask now (only the process whose write replaced it)
+    if (deps.queues && before !== value && ruleRaised(before, value, limiter.settings)) {
+      void bringDeferredForward(deps.redis, sellerKeys(ns, sellerId, home), deps.queues, log)
+        .then((rows) => rows > 0 && log.info({ sellerId, rows, max: rule.max, windowMs: rule.windowMs }, 'the seller\'s rule was raised: its deferred rows ask for permits now'))
+        .catch((err: Error) => log.warn({ err, sellerId }, 'could not bring the seller\'s deferred rows forward; they wait for their windows'));
+    }
     announced.delete(sellerId);
     announced.set(sellerId, { value, at: now });
     if (announced.size > 10_000) announced.delete(announced.keys().next().value!);

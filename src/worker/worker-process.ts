@@ -117,11 +117,12 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // pauses (operator's and credentials') are read every PAUSE_POLL_MS; a credentials
   // pause ends once the seller's credentials in the file are not the ones refused
   const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns);
-  const heldQueues = QueueSet.on(redis, []);
+  // the queues this process promotes delayed rows on: rows held for a pause or an outage, rows deferred under a rule since raised
+  const promoting = QueueSet.on(redis, []);
   pauses?.onRead((now) => {
     for (const [sellerId, pause] of now) {
       if (pause.by !== 'credentials' || sellerId === '*' || credentials.fingerprint(sellerId) === pause.fp) continue;
-      void resumeSeller(redis, ns, sellerId, heldQueues, log, pause)
+      void resumeSeller(redis, ns, sellerId, promoting, log, pause)
         .then((lifted) => lifted && log.info({ sellerId }, 'seller resumed: its credentials changed'))
         .catch((err: Error) => log.warn({ err, sellerId }, 'could not resume a seller whose credentials changed'));
     }
@@ -134,9 +135,9 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // a read of a key that never exists, in each queue's own slot (the nodes the workers block on)
   const kicker = createWakeKicker(() => Promise.all([...workers.keys()].map((prefix) => redis.exists(`${prefix}:wake`))));
   const processor = createProcessor({
-    redis, limiter, api, log, credentials, pauses,
+    redis, limiter, api, log, credentials, pauses, queues: promoting,
     // this process's probe closed the breaker: the rows held for the outage go again
-    onApiBack: () => void releaseHeld(redis, ns, undefined, heldQueues, log).catch((err: Error) => log.warn({ err }, 'could not release the rows held for the outage')),
+    onApiBack: () => void releaseHeld(redis, ns, undefined, promoting, log).catch((err: Error) => log.warn({ err }, 'could not release the rows held for the outage')),
     ...(tokens ? { tokens } : {}),
     countAhead: cluster ? (job) => job.data.home !== undefined : true,
     // the next row's permit is asked in the write that finishes this one, on the queue the
@@ -213,7 +214,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       credentials.close();
       flush();
       api.close();
-      await heldQueues.close();
+      await promoting.close();
       redis.disconnect();
       connection.disconnect();
       process.exit(0);

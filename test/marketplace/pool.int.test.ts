@@ -24,7 +24,7 @@ const LIMIT = 20;
 const WINDOW = 1000;
 const TOKEN_LIFE_MS = 3000;
 const dir = mkdtempSync(join(tmpdir(), 'br-marketplace-'));
-const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9', S5: 'sec-S5-1c2d3e4f5a' };
+const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9', S5: 'sec-S5-1c2d3e4f5a', S6: 'sec-S6-9e8d7c6b5a' };
 const clients = Object.fromEntries(Object.entries(secrets).map(([s, secret]) => [s, { clientId: `client-${s}`, clientSecret: secret }]));
 const credentialsFile = join(dir, 'credentials.json');
 const writeCredentials = (entries: Record<string, { clientId: string; clientSecret: string }>) => {
@@ -194,6 +194,22 @@ describe('a marketplace with its own sign-in, through an adapter', () => {
     expect(stats.S2!.registered).toBe(400);
     await cliStatus();
   }, 180_000);
+
+  it("brings forward the rows deferred under the configured rule once the marketplace announces a higher one", async () => {
+    // 160 rows under the configured 20 per 1.1 s are deferred over 8 windows, the last due about 7.4 s
+    // after the upload; the marketplace allows this seller 80 per second, and says so in its first answer
+    market.setRule('S6', { max: 80, windowMs: WINDOW });
+    const t0 = Date.now();
+    const up = await upload('S6', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S6', 160))), 's6.xlsx');
+    expect(up.code).toBe(0);
+    await until('S6 done', async () => uploadOf(await status(), up.json.uploadId).done === true, 30_000);
+    const doneMs = Date.now() - t0;
+    console.log(`S6: 160 rows done ${doneMs} ms after the upload began`);
+    expect(doneMs).toBeLessThan(5000);
+    expect(market.stats().sellers.S6).toMatchObject({ registered: 160, tooMany: 0 });
+    expect(sellerOf(await status(), 'S6')).toMatchObject({ ruleSource: 'api', limit: 80 });
+    expect(pool.output()).toMatch(/the seller's rule was raised: its deferred rows ask for permits now.*"sellerId":"S6"|"sellerId":"S6".*the seller's rule was raised/);
+  }, 60_000);
 
   it('renews a token the marketplace revokes again after it has worked, without pausing the seller', async () => {
     const up = await upload('S5', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S5', 120))), 's5.xlsx');

@@ -27,7 +27,7 @@ describe('sliding-window.lua against a real Redis', () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 3, windowMs: 600, guardMs: 100 });
     const k = limiter.keys('DF');
     // the producer held rows back for 2 windows (upload/deferral.ts)
-    const until = await redis.deferRows(k.defer, 1400, 700);
+    const until = await redis.deferRows(k.defer, k.deferred, 1400, 700);
     const first = [];
     for (let row = 1; row <= 3; row++) first.push(await limiter.acquire('DF', `d:${row}`, `d:${row}#a`));
     expect(first.map((r) => r.granted)).toEqual([true, true, true]);

@@ -14,7 +14,8 @@ import { PRIORITY, QueueSet, type RegistrationJob } from '../../src/queue.js';
 import { queuesKey } from '../../src/queue-shards.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { ROUND } from '../../src/upload/fair-share.js';
-import { deferLeadMs } from '../../src/upload/deferral.js';
+import { bringDeferredForward, deferLeadMs, ruleRaised } from '../../src/upload/deferral.js';
+import { limitsCommand } from '../../src/cli/limits.js';
 import { setLimit } from '../../src/rate-limit/seller-limits.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { loadedSheetOf } from '../helpers/uploads.js';
@@ -112,5 +113,36 @@ describe('enqueueUpload', () => {
     await enqueueUpload(deps, 'D1', loadedSheetOf('D1-small', 10));
     expect(await queue.getDelayedCount()).toBe(25);
     expect(Number(await redis.get(sellerKeys(namespaceOf(config.queuePrefix), 'D1').defer))).toBe(until);
+    // the deferred jobs are noted, to be brought forward when the rule is raised
+    const k = sellerKeys(namespaceOf(config.queuePrefix), 'D1');
+    const noted = await redis.smembers(k.deferred);
+    expect(noted).toHaveLength(25);
+    expect(new Set(noted)).toEqual(new Set(rows.slice(10).map((r) => `{enq}\t${jobs.find((j) => j.data.row === r.row)!.id}`)));
+    expect(await redis.pttl(k.deferred)).toBeGreaterThan(3 * span);
+    expect(await bringDeferredForward(redis, k, QueueSet.of(queue))).toBe(25);
+    expect(await queue.getDelayedCount()).toBe(0);
+    expect(await queue.getPrioritizedCount()).toBe(45);
+    expect(await redis.exists(k.defer, k.deferred)).toBe(0);
+  });
+
+  it('brings deferred rows forward when `limits set` raises the rule, not when it lowers it', async () => {
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    await queue.obliterate({ force: true });
+    const defaults = { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs };
+    expect(ruleRaised(null, '200/60000', defaults)).toBe(true);
+    expect(ruleRaised('1/2000', null, defaults)).toBe(true);
+    expect(ruleRaised('10/2000', null, defaults)).toBe(false);
+    expect(ruleRaised('10/2000', '10/3000', defaults)).toBe(false);
+    expect(ruleRaised(null, null, defaults)).toBe(false);
+    await setLimit(redis, config, 'D2', 10, 2000);
+    await enqueueUpload(deps, 'D2', loadedSheetOf('D2', 30));
+    expect(await queue.getDelayedCount()).toBe(20);
+    // lower: the deferred rows keep waiting (they would only be planned later still)
+    await limitsCommand('set', { seller: 'D2', max: 5, windowMs: 2000 }, config);
+    expect(await queue.getDelayedCount()).toBe(20);
+    // higher: they go now, to be planned under it
+    await limitsCommand('set', { seller: 'D2', max: 50, windowMs: 2000 }, config);
+    expect(await queue.getDelayedCount()).toBe(0);
+    expect(await queue.getPrioritizedCount()).toBe(30);
   });
 });
