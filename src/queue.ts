@@ -33,6 +33,21 @@ export interface RegistrationJob {
 /** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */
 export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
 
+/** A row kept in a set to be promoted later (held for a pause, deferred by the producer): its queue and job. */
+export const queuedRow = (prefix: string, jobId: string) => `${prefix}\t${jobId}`;
+
+/**
+ * Promotes the row `entry` (queuedRow) if its job is still delayed. Returns the job's
+ * state before: 'delayed' when it was promoted, 'unknown' when it is gone.
+ */
+export async function promoteIfDelayed(queues: QueueSet, entry: string): Promise<string> {
+  const [prefix, jobId] = entry.split('\t') as [string, string];
+  const job = await queues.get(prefix).getJob(jobId);
+  const state = job ? await job.getState() : 'unknown';
+  if (job && state === 'delayed') await job.promote();
+  return state;
+}
+
 /**
  * Rows wait in BullMQ's prioritized set: rows that already hold a slot at
  * DUE_ROW, so a row woken at its slot is not stuck behind rows not yet planned;

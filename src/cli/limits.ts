@@ -17,6 +17,7 @@ async function changeRule<T>(redis: RedisClient, config: Config, sellerId: strin
   const ns = namespaceOf(config.queuePrefix);
   const before = await redis.get((await sellerKeysOf(redis, ns, sellerId)).rule);
   const result = await change();
+  // read again: a seller's first rule pins it on a cluster, and its keys then carry the shard's tag
   const keys = await sellerKeysOf(redis, ns, sellerId);
   if (ruleRaised(before, await redis.get(keys.rule), { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })) {
     const queues = QueueSet.on(redis, []);

@@ -9,7 +9,6 @@ import type { TemplateColumn } from './template-columns.js';
 
 export type Lang = 'ko' | 'en';
 
-
 const RULES: Record<Field, { en: string; ko: string }> = {
   sku: { en: 'Required. Your own product code, 1-50 characters, unique within the file.', ko: '필수. 판매자 상품코드, 1-50자, 파일 안에서 중복 불가.' },
   name: { en: 'Required. Product name, 1-100 characters.', ko: '필수. 상품명, 1-100자.' },

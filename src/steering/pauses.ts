@@ -16,7 +16,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import type { QueueSet } from '../queue.js';
+import { promoteIfDelayed, queuedRow, type QueueSet } from '../queue.js';
 import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
 import { API_DOWN, CANCEL, PAUSE, steerKey } from './steer-key.js';
@@ -171,7 +171,7 @@ export async function resumeSeller(
 export async function noteHeld(redis: RedisClient, ns: string, sellerId: string, queueQualifiedName: string, jobId: string): Promise<void> {
   const prefix = queueQualifiedName.endsWith(`:${QUEUE_NAME}`) ? queueQualifiedName.slice(0, -QUEUE_NAME.length - 1) : queueQualifiedName;
   await Promise.all([
-    redis.sadd(heldKey(ns, sellerId), `${prefix}\t${jobId}`),
+    redis.sadd(heldKey(ns, sellerId), queuedRow(prefix, jobId)),
     redis.sadd(heldIndexKey(ns), sellerId),
   ]);
 }
@@ -205,20 +205,14 @@ async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | u
       const batch = (await redis.spop(heldKey(ns, sellerId), 500)) as string[];
       if (!batch || batch.length === 0) break;
       await Promise.all(batch.map(async (entry) => {
-        const [prefix, jobId] = entry.split('\t') as [string, string];
-        const job = await queues.get(prefix).getJob(jobId);
         try {
-          const state = job ? await job.getState() : 'unknown';
-          if (job && state === 'delayed') {
-            await job.promote();
-            released++;
-          } else if (keepUnsettled && state === 'active') {
-            // noted, not delayed yet: a process is holding it this moment
-            unsettled.push(entry);
-          }
+          const state = await promoteIfDelayed(queues, entry);
+          if (state === 'delayed') released++;
+          // noted, not delayed yet: a process is holding it this moment
+          else if (keepUnsettled && state === 'active') unsettled.push(entry);
         } catch (err) {
           // already promoted or started: nothing to do
-          log?.debug({ err, jobId }, 'a held row was no longer delayed');
+          log?.debug({ err, row: entry }, 'a held row was no longer delayed');
         }
       }));
     }

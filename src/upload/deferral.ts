@@ -24,7 +24,7 @@ import { parseRule } from '../rate-limit/seller-limits.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import type { QueueSet } from '../queue.js';
+import { promoteIfDelayed, queuedRow, type QueueSet } from '../queue.js';
 import type { SellerKeys } from '../keys.js';
 
 /**
@@ -47,11 +47,21 @@ export function deferralMs(index: number, rule: DeferRule): number {
   return window === 0 ? 0 : Math.max(1, window * rule.spanMs - deferLeadMs(rule.spanMs));
 }
 
-/** The seller's rule in force now, as the limiter reads it (lib/seller-rule.lua). */
-export async function ruleForDeferral(redis: RedisClient, config: Config, keys: SellerKeys): Promise<DeferRule> {
-  const own = parseRule(await redis.get(keys.rule));
-  const limit = own?.max ?? config.rateLimitMax;
-  const windowMs = own?.windowMs ?? config.rateLimitWindowMs;
+/** The rule in force when a seller has no `rule` string of its own. */
+export interface DefaultRule {
+  limit: number;
+  windowMs: number;
+}
+
+/** The rule a seller's `rule` string (as `GET rule` gave it) puts in force, as lib/seller-rule.lua reads it: its own, else the default. Pure. */
+const ruleInForce = (value: string | null | undefined, defaults: DefaultRule): DefaultRule => {
+  const own = parseRule(value);
+  return own ? { limit: own.max, windowMs: own.windowMs } : defaults;
+};
+
+/** The rule the producer defers a seller's rows by, from its `rule` string (as `GET rule` gave it). Pure. */
+export function ruleForDeferral(value: string | null, config: Config): DeferRule {
+  const { limit, windowMs } = ruleInForce(value, { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs });
   return { limit: Math.max(1, limit), spanMs: windowMs + config.rateLimitGuardMs };
 }
 
@@ -64,19 +74,13 @@ export async function ruleForDeferral(redis: RedisClient, config: Config, keys: 
 export async function noteDeferral(redis: RedisClient, keys: SellerKeys, rule: DeferRule, prefix: string, jobs: readonly string[]): Promise<void> {
   if (jobs.length <= rule.limit) return;
   const last = deferralMs(jobs.length - 1, rule) + deferLeadMs(rule.spanMs);
-  await redis.deferRows(keys.defer, keys.deferred, last, rule.spanMs, ...jobs.slice(rule.limit).map((id) => `${prefix}\t${id}`));
-}
-
-/** The rule in force when a seller has no `rule` string of its own. */
-export interface DefaultRule {
-  limit: number;
-  windowMs: number;
+  await redis.deferRows(keys.defer, keys.deferred, last, rule.spanMs, ...jobs.slice(rule.limit).map((id) => queuedRow(prefix, id)));
 }
 
 /** The rate a `rule` string allows (per ms), the default one's when absent or unreadable. */
 const rateOf = (value: string | null | undefined, defaults: DefaultRule): number => {
-  const rule = parseRule(value);
-  return rule ? rule.max / Math.max(1, rule.windowMs) : defaults.limit / Math.max(1, defaults.windowMs);
+  const { limit, windowMs } = ruleInForce(value, defaults);
+  return limit / Math.max(1, windowMs);
 };
 
 /** Whether the seller's rule, `before` -> `after` (rule strings; null: the default one), allows more than before. */
@@ -97,16 +101,11 @@ export async function bringDeferredForward(redis: RedisClient, keys: SellerKeys,
     const batch = (await redis.spop(keys.deferred, 500)) as string[];
     if (!batch || batch.length === 0) return promoted;
     await Promise.all(batch.map(async (entry) => {
-      const [prefix, jobId] = entry.split('\t') as [string, string];
       try {
-        const job = await queues.get(prefix).getJob(jobId);
-        if (job && (await job.getState()) === 'delayed') {
-          await job.promote();
-          promoted++;
-        }
+        if ((await promoteIfDelayed(queues, entry)) === 'delayed') promoted++;
       } catch (err) {
         // woken or started meanwhile: nothing to bring forward
-        log?.debug({ err, jobId }, 'a deferred row was no longer delayed');
+        log?.debug({ err, row: entry }, 'a deferred row was no longer delayed');
       }
     }));
   }

@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
-import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys } from '../keys.js';
+import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys, type SellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
-import { deferralMs, noteDeferral, ruleForDeferral } from './deferral.js';
+import { deferralMs, noteDeferral, ruleForDeferral, type DeferRule } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
 
@@ -53,6 +53,7 @@ export async function enqueueUpload(
   // on a cluster, the shard the seller is pinned to: its keys carry the shard's tag (seller-home.ts)
   const { home, queue: prefix } = await pinHome(redis, config, sellerId, queues.prefixes);
   const keys = uploadKeys(ns, sellerId, uploadId, home);
+  const limiterKeys = sellerKeys(ns, sellerId, home);
 
   if ((await redis.hget(keys.upload, 'enqueued')) === '1') {
     // the same file after a cancel: exactly its cancelled rows go again (steering/cancel.ts)
@@ -60,8 +61,11 @@ export async function enqueueUpload(
     if (again.size === 0) return { uploadId, enqueued: 0, alreadyUploaded: true };
     const queue = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
     const rows = sheet.valid.filter((r) => again.has(r.row));
-    const first = await reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home);
-    await addRows(deps, queue, { sellerId, home, ns }, uploadId, rows, first);
+    const [first, rule] = await Promise.all([
+      reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home),
+      redis.get(limiterKeys.rule),
+    ]);
+    await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule: ruleForDeferral(rule, config) }, uploadId, rows, first);
     await Promise.all([first.recorded, redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
@@ -72,7 +76,7 @@ export async function enqueueUpload(
   // by nine turns of the producer's connection behind everyone else's
   const createdAt = deps.now();
   const retention = config.uploadRetentionS;
-  const [, first] = await Promise.all([
+  const [, first, rule] = await Promise.all([
     redis
       .multi()
       .hset(keys.upload, {
@@ -83,6 +87,8 @@ export async function enqueueUpload(
       .set(keys.sheet, storedSheet(sheet), 'EX', retention)
       .exec(),
     reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length, home),
+    // the seller's rule in force, which its rows beyond the first window are deferred by
+    redis.get(limiterKeys.rule),
     redis.zadd(uploadIndexKey(ns), createdAt, `${sellerId}/${uploadId}`),
     redis.zremrangebyscore(uploadIndexKey(ns), '-inf', createdAt - retention * 1000),
     redis.expire(uploadIndexKey(ns), retention),
@@ -92,7 +98,7 @@ export async function enqueueUpload(
     redis.expire(queuesKey(ns), retention),
   ]);
 
-  await addRows(deps, prefix, { sellerId, home, ns }, uploadId, sheet.valid, first);
+  await addRows(deps, prefix, { sellerId, home, keys: limiterKeys, rule: ruleForDeferral(rule, config) }, uploadId, sheet.valid, first);
   // every row is in its queue: the upload is marked enqueued, and the pool tells
   // UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts), which reads only its counts
   await Promise.all([first.recorded, redis.hset(keys.upload, 'enqueued', 1), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
@@ -109,13 +115,12 @@ export async function enqueueUpload(
  */
 async function addRows(
   deps: { redis: RedisClient; queues: QueueSet; config: Config },
-  prefix: string, { sellerId, home, ns }: { sellerId: string; home: string; ns: string }, uploadId: string, rows: LoadedSheet['valid'], first: UploadStart,
+  prefix: string, { sellerId, home, keys, rule }: { sellerId: string; home: string; keys: SellerKeys; rule: DeferRule }, uploadId: string,
+  rows: LoadedSheet['valid'], first: UploadStart,
 ): Promise<void> {
   if (rows.length === 0) return;
   const queue = deps.queues.get(prefix);
   const options = jobOptions(deps.config);
-  const limiterKeys = sellerKeys(ns, sellerId, home);
-  const rule = await ruleForDeferral(deps.redis, deps.config, limiterKeys);
   const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => {
     const delay = deferralMs(index, rule);
     return {
@@ -127,7 +132,7 @@ async function addRows(
   };
   // the first row alone, then the rest BULK at a time
   await Promise.all([
-    noteDeferral(deps.redis, limiterKeys, rule, prefix, rows.map((r) => jobIdFor(uploadId, r.row))),
+    noteDeferral(deps.redis, keys, rule, prefix, rows.map((r) => jobIdFor(uploadId, r.row))),
     queue.addBulk([job(rows[0]!, 0)]),
   ]);
   for (let i = 1; i < rows.length; i += BULK) await queue.addBulk(rows.slice(i, i + BULK).map((r, j) => job(r, i + j)));
