@@ -63,18 +63,28 @@ class BySellerLimiter implements PermitLimiter {
     this.slidingWindow = new SellerLimiter(redis, settings, 'sliding-window--');
     this.byKind.set('sliding-window', this.slidingWindow);
   }
+  /** The limiter of the last row this process counted: the run under way (runs do not overlap). */
+  private current: PermitLimiter | undefined;
   private pick(sellerId: string): PermitLimiter {
     const kind = (sellerId.split('--')[0] ?? 'sliding-window') as LimiterKind;
     let l = this.byKind.get(kind);
     if (!l) this.byKind.set(kind, (l = makeLimiter(kind, this.redis, this.settings)));
     return l;
   }
-  /** Only after a row of the default's: a bare or comparison run pays nothing for it. */
+  /**
+   * Only after a row of the default's, or for a fetch of its own (no row finished:
+   * jobId '') while the default's run is under way: a bare or comparison run pays
+   * nothing for it (but a process's first fetches of the run after one of the default's).
+   */
   async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number, expectedAt?: number) {
-    return this.pick(finished.sellerId) === this.slidingWindow ? this.slidingWindow.permitNext(queue, token, nonce, finished, together, expectedAt) : undefined;
+    const ours = finished.jobId === '' ? this.current === this.slidingWindow : this.pick(finished.sellerId) === this.slidingWindow;
+    return ours ? this.slidingWindow.permitNext(queue, token, nonce, finished, together, expectedAt) : undefined;
   }
   acquire(sellerId: string, member: string, sendId: string, home?: string) { return this.pick(sellerId).acquire(sellerId, member, sendId, home); }
-  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) { return this.pick(args.sellerId).complete(args, final, retentionS); }
+  complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number) {
+    this.current = this.pick(args.sellerId);
+    return this.current.complete(args, final, retentionS);
+  }
   block(sellerId: string, waitMs: number, sendId: string, home?: string) { return this.pick(sellerId).block(sellerId, waitMs, sendId, home); }
   peek(sellerId: string) { return this.pick(sellerId).peek(sellerId); }
 }

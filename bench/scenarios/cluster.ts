@@ -72,6 +72,7 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
         masterShares: rs.at(-1)!.spread,
         ...extra,
       });
+      say(`  sliding-window on the shards: ${round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards'))))} of bare on them, ${round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0)))} permits asked in a round trip of their own per row`);
       return [
         result('sliding-window', mine, prefixes.length, {
           throughputRatio: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards')))),

@@ -111,6 +111,13 @@ export type ProcessResult = { outcome: Outcome; productId?: string; reason?: str
 export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<ProcessResult>) & {
   /** Resolves once no row is being processed and every count sent ahead has been answered (before closing the connection). */
   settled(): Promise<void>;
+  /**
+   * BullMQ is about to fetch a job on `queue` with `token` in a write of its own (a
+   * worker's first fetch, a fetch after a row was delayed or once the queue had run
+   * dry): the fetched row's permit is asked behind it, in the same write, as behind a
+   * completion. A no-op for a limiter without permitNext.
+   */
+  fetching(queue: QueueKeys, token: string): void;
 };
 
 /** The hash tag of the job's seller's keys: its pinned shard's on a cluster (seller-home.ts), else its own. */
@@ -475,6 +482,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return p;
   };
   return Object.assign(tracked, {
+    fetching: (queue: QueueKeys, token: string) => {
+      // no job finished: '' is no job's id
+      if (limiter.permitNext) writeTogether(deps.redis, (together, position) => askAhead(queue, token, { jobId: '', sellerId: '' }, together, position));
+    },
     settled: async () => {
       // a row finishing adds its count: wait until neither is left
       while (inHand.size > 0 || countsInFlight.size > 0) await Promise.allSettled([...inHand, ...countsInFlight]);

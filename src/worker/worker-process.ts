@@ -37,6 +37,19 @@ function send(message: ChildMessage): void {
   if (process.connected) process.send?.(message);
 }
 
+/**
+ * A BullMQ Worker that says when it fetches a job in a write of its own (its
+ * moveToActive): the processor asks for that row's permit in the same write.
+ */
+class FetchingWorker extends Worker<RegistrationJob, ProcessResult> {
+  onFetch: ((token: string) => void) | undefined;
+
+  protected override moveToActive(token: string, name?: string): Promise<Job<RegistrationJob, ProcessResult>> {
+    this.onFetch?.(token);
+    return super.moveToActive(token, name);
+  }
+}
+
 export interface WorkerProcessOptions {
   /** The limiter to use (default: the sliding-window SellerLimiter). The bench plugs in alternatives. */
   makeLimiter?: (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
@@ -159,7 +172,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   const runs: Array<Promise<void>> = [];
   let stopping: Promise<void> | undefined;
   const startWorker = (prefix: string): Worker<RegistrationJob, ProcessResult> => {
-    const worker = new Worker<RegistrationJob, ProcessResult>(QUEUE_NAME, processor, {
+    const worker = new FetchingWorker(QUEUE_NAME, processor, {
       connection,
       prefix,
       concurrency: 1,
@@ -172,6 +185,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       ...(opts.queueLimiter ? { limiter: opts.queueLimiter } : {}),
       autorun: false,
     });
+    const queueKeys = { active: `${worker.qualifiedName}:active`, jobPrefix: `${worker.qualifiedName}:` };
+    worker.onFetch = (token) => processor.fetching(queueKeys, token);
     worker.on('error', onRedisError);
     worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
