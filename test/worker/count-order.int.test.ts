@@ -68,7 +68,7 @@ describe('the write that finishes a row', () => {
     }
   });
 
-  it("asks for the next row's permit behind the completion that fetches it, and the row uses it", async () => {
+  it("asks for the next row's permit behind the completion or the fetch that fetches it, and the row uses it", async () => {
     for (const earlier of stage.pools.splice(0)) await earlier.stop('SIGTERM');
     const watch = monitor(stage.redis.port);
     await new Promise((r) => setTimeout(r, 200));
@@ -80,22 +80,27 @@ describe('the write that finishes a row', () => {
     await new Promise((r) => setTimeout(r, 200));
     watch.stop();
     const seen = scriptCalls(watch.lines);
-    // sliding-window.lua (6 keys) asked by a row itself; permit-next.lua (1 key: the active list)
-    const own = seen.filter((c) => c.keys === '6' && c.rest.includes(`"${uploadId}:`));
+    // sliding-window.lua (7 keys, the last the seller's deferral) asked by a row itself; permit-next.lua (1 key: the active list)
+    const own = seen.filter((c) => c.keys === '7' && c.rest.includes(':defer"') && c.rest.includes(`"${uploadId}:`));
     const ahead = seen.map((c, i) => ({ ...c, i })).filter((c) => c.keys === '1' && c.rest.startsWith('"{order}:registrations:active" "{order}:registrations:"'));
-    // one worker: the first row is fetched on its own, each later one by the completion before it
-    expect(own.length).toBeLessThan(7);
-    expect(ahead.length).toBeGreaterThanOrEqual(6);
-    expect(own.length + ahead.length).toBeGreaterThanOrEqual(7);
+    // one worker: the first row is fetched by a fetch of its own (BullMQ's moveToActive, 11 keys)
+    // with its permit asked behind it, each later one by the completion before it. On this fresh
+    // Redis, BullMQ's fetch script may be loaded on the spot (EVALSHA refused, then EVAL), and so
+    // reach Redis behind the ask, which then finds no job: that row asks for its own.
+    expect(own.length).toBeLessThanOrEqual(1);
+    expect(ahead.length).toBeGreaterThanOrEqual(7 - own.length);
     // A row's count (complete-send.lua: 7 keys, with its outcome) and its job's completion
     // (BullMQ's moveToFinished: 14 keys) go down one connection. A permit asked ahead lies
-    // behind a completion on it, never between a count and its completion. Other commands
-    // may share that write: the next asks of the same write, or a denied row's move to the
-    // delayed set (changePriority, also 7 keys but no outcome), so those are passed over.
-    const countOrCompletion = (c: (typeof seen)[number]) => c.keys === '14' || (c.keys === '7' && c.rest.includes('"registered"'));
-    for (const a of ahead) {
-      const before = seen.slice(0, a.i).filter((c) => c.source === a.source && countOrCompletion(c)).at(-1);
-      expect(before?.keys, before?.rest.slice(0, 160)).toBe('14');
+    // behind a completion or a fetch on it, never between a count and its completion. Other
+    // commands may share that write: the next asks of the same write, or a denied row's move
+    // to the delayed set (changePriority, also 7 keys but no outcome), so those are passed over.
+    const countCompletionOrFetch = (c: (typeof seen)[number]) => c.keys === '14' || c.keys === '11' || (c.keys === '7' && c.rest.includes('"registered"'));
+    const behind = ahead.map((a) => seen.slice(0, a.i).filter((c) => c.source === a.source && countCompletionOrFetch(c)).at(-1));
+    // some behind a fetch of the worker's own (11 keys), the rest behind completions
+    expect(behind.some((c) => c?.keys === '11')).toBe(true);
+    for (const before of behind) {
+      // (nothing before it: that first fetch, loaded on the spot)
+      expect(before?.keys, before?.rest.slice(0, 160)).not.toBe('7');
     }
     expect((await stage.stats()).sellers.S2).toMatchObject({ registered: 7, tooMany: 0 });
   });
