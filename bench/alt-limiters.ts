@@ -72,12 +72,12 @@ class BySellerLimiter implements PermitLimiter {
     return l;
   }
   /**
-   * Only after a row of the default's, or for a fetch of its own (no row finished:
-   * jobId '') while the default's run is under way: a bare or comparison run pays
-   * nothing for it (but a process's first fetches of the run after one of the default's).
+   * Only after a row of the default's, or for a fetch of its own (no row finished)
+   * while the default's run is under way: a bare or comparison run pays nothing for
+   * it (but a process's first fetches of the run after one of the default's).
    */
-  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number, expectedAt?: number) {
-    const ours = finished.jobId === '' ? this.current === this.slidingWindow : this.pick(finished.sellerId) === this.slidingWindow;
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow | undefined, together?: number, expectedAt?: number) {
+    const ours = (finished ? this.pick(finished.sellerId) : this.current) === this.slidingWindow;
     return ours ? this.slidingWindow.permitNext(queue, token, nonce, finished, together, expectedAt) : undefined;
   }
   acquire(sellerId: string, member: string, sendId: string, home?: string) { return this.pick(sellerId).acquire(sellerId, member, sendId, home); }

@@ -72,13 +72,15 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
         masterShares: rs.at(-1)!.spread,
         ...extra,
       });
-      say(`  sliding-window on the shards: ${round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards'))))} of bare on them, ${round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0)))} permits asked in a round trip of their own per row`);
+      const throughputRatio = round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards'))));
+      const ownAsksPerRow = round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0)));
+      say(`  sliding-window on the shards: ${throughputRatio} of bare on them, ${ownAsksPerRow} permits asked in a round trip of their own per row`);
       return [
         result('sliding-window', mine, prefixes.length, {
-          throughputRatio: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards')))),
+          throughputRatio,
           throughputRatioOneQueue: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-one-queue')))),
           limiterCallsPerRow: round(mean(mine.map((r) => r.run.result.limiterCallsPerRow!))),
-          ownAsksPerRow: round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0))),
+          ownAsksPerRow,
           redisCommandsPerRow: round(mean(mine.map((r) => r.run.result.redisCommandsPerRow!)), 1),
         }),
         result('bare', bareOf('bare-shards'), prefixes.length, { throughputRatio: 1 }),

@@ -127,9 +127,10 @@ export interface PermitLimiter {
    * undefined when it fetched none. On Redis Cluster, for a pinned seller only;
    * absent where not offered. `together`: the asks written behind completions in
    * the same write; `expectedAt`: where in the active list this one's job should lie
-   * (0: the head), looked at first.
+   * (0: the head), looked at first. `finished`: the row whose completion fetches the
+   * job; undefined for a fetch of the worker's own (BullMQ's moveToActive).
    */
-  permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together?: number, expectedAt?: number): Promise<PermitAhead | undefined>;
+  permitNext?(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow | undefined, together?: number, expectedAt?: number): Promise<PermitAhead | undefined>;
   complete(args: CompleteArgs, final: FinalOutcome | undefined, retentionS: number): Promise<Completion>;
   block(sellerId: string, waitMs: number, sendId: string, home?: string): Promise<number>;
   /** Read-only: when the seller's next send may go, and its recent sends (for ETAs). */
@@ -242,13 +243,13 @@ export class SellerLimiter implements PermitLimiter {
   }
 
   /** `together`: how many asks ahead went in the same write (how deep the job may lie in the active list). */
-  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow, together = 1, expectedAt = 0): Promise<PermitAhead | undefined> {
+  async permitNext(queue: QueueKeys, token: string, nonce: string, finished: FinishedRow | undefined, together = 1, expectedAt = 0): Promise<PermitAhead | undefined> {
     const s = this.settings;
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
     const reply = await this.redis.permitNext(
       queue.active, queue.jobPrefix, token, this.ns, nonce, this.sellerPrefix,
-      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished.jobId,
+      s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished?.jobId ?? '',
       // on a cluster: the queue's slot is its pinned sellers' (seller-home.ts), and only they are served
       Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(queue.active)] ?? 0), together, pinsSellers(this.redis) ? 1 : 0, expectedAt,
     );

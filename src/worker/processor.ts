@@ -137,7 +137,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const nonce = () => `${noncePrefix}${(sends++).toString(36)}`;
 
   /** Issued last in the write that finishes a row: the permit for the row BullMQ fetches with it. */
-  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow, together: number, position: number): void {
+  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow | undefined, together: number, position: number): void {
     // the completions went in the order of their asks, each pushing the job it fetched to the
     // head of the active list: this one's job lies behind those fetched after it
     const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished, together, together - 1 - position)
@@ -483,8 +483,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   };
   return Object.assign(tracked, {
     fetching: (queue: QueueKeys, token: string) => {
-      // no job finished: '' is no job's id
-      if (limiter.permitNext) writeTogether(deps.redis, (together, position) => askAhead(queue, token, { jobId: '', sellerId: '' }, together, position));
+      if (limiter.permitNext) writeTogether(deps.redis, (together, position) => askAhead(queue, token, undefined, together, position));
     },
     settled: async () => {
       // a row finishing adds its count: wait until neither is left

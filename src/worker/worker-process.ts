@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
 import { createRedis, describeRedis, type RedisClient } from '../redis.js';
-import { SellerLimiter, type LimiterSettings, type PermitLimiter } from '../rate-limit/limiter.js';
+import { SellerLimiter, type LimiterSettings, type PermitLimiter, type QueueKeys } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
 import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
@@ -49,6 +49,9 @@ class FetchingWorker extends Worker<RegistrationJob, ProcessResult> {
     return super.moveToActive(token, name);
   }
 }
+
+/** BullMQ's keys for the queue whose qualified name ("{prefix}:registrations") is given. */
+const queueKeysOf = (qualifiedName: string): QueueKeys => ({ active: `${qualifiedName}:active`, jobPrefix: `${qualifiedName}:` });
 
 export interface WorkerProcessOptions {
   /** The limiter to use (default: the sliding-window SellerLimiter). The bench plugs in alternatives. */
@@ -156,7 +159,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     // the next row's permit is asked in the write that finishes this one, on the queue the
     // finished row came from (BullMQ fetches the next one from it); on a cluster, for a
     // seller pinned to that queue's shard only (lua/permit-next.lua)
-    permitAheadFor: (job) => ({ active: `${job.queueQualifiedName}:active`, jobPrefix: `${job.queueQualifiedName}:` }),
+    permitAheadFor: (job) => queueKeysOf(job.queueQualifiedName),
     onDelayed: (dueAt) => kicker.wakeAt(dueAt),
     now: () => Date.now(),
     maxAttempts: config.maxAttempts,
@@ -185,8 +188,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       ...(opts.queueLimiter ? { limiter: opts.queueLimiter } : {}),
       autorun: false,
     });
-    const queueKeys = { active: `${worker.qualifiedName}:active`, jobPrefix: `${worker.qualifiedName}:` };
-    worker.onFetch = (token) => processor.fetching(queueKeys, token);
+    const queue = queueKeysOf(worker.qualifiedName);
+    worker.onFetch = (token) => processor.fetching(queue, token);
     worker.on('error', onRedisError);
     worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
