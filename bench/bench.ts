@@ -25,8 +25,6 @@ import { startRedisServer, freePort } from '../src/dev/redis-server.js';
 import { namespaceOf, sellerKeys } from '../src/keys.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { PACKAGE_ROOT, FIXTURES_DIR } from '../src/paths.js';
-import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { QueueSet } from '../src/queue.js';
 import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { measuredBlock, withMeasured } from './readme-table.js';
@@ -35,34 +33,39 @@ import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
 import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
 import {
-  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sheetOf, sleep,
+  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sleep, startProducer,
   type Ctx, type ScenarioResult,
 } from './harness.js';
 
 type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
 
 /** Runs the scenarios one after the other on a pool, each on its own sellers (`{kind}--...`). */
-async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], { config, redis, queue }: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
+async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], { config, redis }: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
   {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    const deps = { redis, config };
     const results: ScenarioResult[] = [];
     let chart: number[] = [];
     for (const name of names) {
       const before = await commandCalls(redis);
       const one = async (rows: number): Promise<ScenarioResult> => {
         const seller = `${kind}--${name}`;
-        await enqueueUpload(deps, seller, sheetOf(seller, rows));
+        const producer = await startProducer({ config, shards: 1, bare: false, uploads: [{ seller, rows, afterMs: 0 }] });
+        const produced = producer.go();
+        if (process.env.BENCH_DEBUG) void produced.then((t) => say(`    ${seller}: enqueued in ${t.enqueuedAt[seller]! - t.uploadedAt[seller]!} ms`));
         const lagKey = sellerKeys(namespaceOf(config.queuePrefix), seller).lag;
         if (process.env.BENCH_DEBUG) {
           // the seller's own answer average while its far windows are being planned
           setTimeout(() => void redis.hget(lagKey, 'answer').then((ms) => say(`    ${seller}: answer average 300 ms into the upload ${ms} ms`)), 300);
         }
         await bench.waitRegistered({ [seller]: rows });
+        await produced;
         const f = bench.sellerFigures(seller);
         if (process.env.BENCH_DEBUG) {
           say(`    ${seller}: answer average at the end ${await redis.hget(lagKey, 'answer')} ms; windows (ms from the first registration):`);
           const t0 = f.times[0]!;
           say(Array.from({ length: Math.ceil(rows / RULE.limit) }, (_, k) => `${f.times[k * RULE.limit]! - t0}..${f.times[Math.min(rows, (k + 1) * RULE.limit) - 1]! - t0}`).join(' '));
+          say(`    first window's arrivals (ms): ${f.times.slice(0, RULE.limit).map((x) => x - t0).join(' ')}`);
+          say(`    last window's arrivals (ms): ${f.times.slice(-RULE.limit).map((x) => x - f.times.at(-RULE.limit)!).join(' ')}`);
           const answered = bench.api.sellerStats(seller)?.answered ?? [];
           say(`    first arrival of each window after the window before's first answer + W + G (ms): ${Array.from({ length: Math.ceil(rows / RULE.limit) - 1 }, (_, k) => f.times[(k + 1) * RULE.limit]! - answered[k * RULE.limit]! - RULE.windowMs - RULE.guardMs).join(' ')}`);
         }
@@ -82,17 +85,22 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
 }
 
 async function threeSellers(
-  bench: Bench, kind: LimiterKind, deps: Parameters<typeof enqueueUpload>[0], before: number,
+  bench: Bench, kind: LimiterKind, deps: { redis: Ctx['redis']; config: Ctx['config'] }, before: number,
 ): Promise<ScenarioResult> {
   const [big, mid, small] = ['big', 'mid', 'small'].map((s) => `${kind}--${s}`) as [string, string, string];
-  await Promise.all([enqueueUpload(deps, big, sheetOf(big, 500)), enqueueUpload(deps, mid, sheetOf(mid, 230))]);
+  const [first, late] = await Promise.all([
+    startProducer({ config: deps.config, shards: 1, bare: false, uploads: [{ seller: big, rows: 500, afterMs: 0 }, { seller: mid, rows: 230, afterMs: 0 }] }),
+    startProducer({ config: deps.config, shards: 1, bare: false, uploads: [{ seller: small, rows: 7, afterMs: 0 }] }),
+  ]);
+  const produced = first.go();
   // the small seller uploads once the big one is throttled (a limiter that holds rows
   // in the worker, like bottleneck, delays none: then once its first window is sent)
   while (bench.count('delayed', big) === 0 && (bench.api.sellerStats(big)?.registered ?? 0) < RULE.limit) await sleep(20);
   await sleep(500);
-  const smallUploadedAt = Date.now();
-  await enqueueUpload(deps, small, sheetOf(small, 7));
+  const smallProduced = late.go();
   await bench.waitRegistered({ [big]: 500, [mid]: 230, [small]: 7 });
+  await produced;
+  const smallUploadedAt = (await smallProduced).uploadedAt[small]!;
   // the small seller is done when its worker has the last 201 (the API's latency after its arrival)
   while ((bench.api.sellerStats(small)?.answered.length ?? 0) < 7) await sleep(5);
   const rows = 737;

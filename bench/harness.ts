@@ -5,7 +5,7 @@
  * bench/scenarios/, the comparison limiters in bench/peers/ and alt-limiters.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
 import { jobIdFor, jobOptions, type RegistrationJob } from '../src/queue.js';
 import { WorkerPool } from '../src/worker/supervisor.js';
 import type { LimiterKind } from './alt-limiters.js';
+import type { ProducerPlan, ProducerTimes } from './producer-child.js';
 
 export type PoolKind = LimiterKind | 'by-seller';
 export type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob>; pids: () => number[] };
@@ -358,3 +359,30 @@ export function scenario(base: Partial<ScenarioResult> & Pick<ScenarioResult, 'n
   };
 }
 
+const PRODUCER_ENTRY = fileURLToPath(new URL('./producer-child.js', import.meta.url));
+
+/**
+ * A producer, forked, its sheets built and its connection up: `go` starts its
+ * uploads. Uploads go from a process of their own, as `bulk-register upload` and
+ * the console send them: enqueued in the bench's process, which serves the mock
+ * API, a 500-row upload held that process's event loop for 290 ms while the
+ * seller's first window was being sent, and the API timed those sends in late
+ * batches (bench/producer-child.ts).
+ */
+export async function startProducer(plan: ProducerPlan): Promise<{ go: () => Promise<ProducerTimes> }> {
+  const child = fork(PRODUCER_ENTRY, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  if (process.env.BENCH_PRODUCER_NICE) setPriority(child.pid!, Number(process.env.BENCH_PRODUCER_NICE));
+  const failed = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench: the producer exited with ${code}`))));
+  failed.catch(() => undefined);
+  const next = <T>() => Promise.race([new Promise<T>((r) => child.once('message', (m) => r(m as T))), failed]);
+  const ready = next<{ ready: true }>();
+  child.send(plan);
+  await ready;
+  return {
+    go: () => {
+      const times = next<ProducerTimes>();
+      child.send('go');
+      return times;
+    },
+  };
+}

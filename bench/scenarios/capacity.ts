@@ -11,19 +11,13 @@
  * to its own run: Redis's command statistics are reset before each run, and
  * so is each worker's peak RSS (/proc/<pid>/clear_refs).
  */
-import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet } from '../../src/queue.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
-import type { ProducerPlan, ProducerTimes } from '../producer-child.js';
 import { SHARDS, queuesOn } from './many-sellers.js';
-import { Bench, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, type Ctx, type ScenarioResult } from '../harness.js';
-
-const PRODUCER_ENTRY = fileURLToPath(new URL('../producer-child.js', import.meta.url));
+import { Bench, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, startProducer, type Ctx, type ScenarioResult } from '../harness.js';
 
 /** How long a stopped run's rows in flight may take to finish before the next run starts (ms). */
 const ACTIVE_WAIT_MS = 30_000;
@@ -68,25 +62,6 @@ function resetPeakRss(pids: number[]): void {
       // gone, or not allowed: the peak then covers the process's whole life
     }
   }
-}
-
-/** A capacity run's producer, forked, its sheets built and its connection up: `go` starts its uploads. */
-async function startProducer(plan: ProducerPlan): Promise<{ go: () => Promise<ProducerTimes> }> {
-  const child = fork(PRODUCER_ENTRY, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  if (process.env.BENCH_PRODUCER_NICE) setPriority(child.pid!, Number(process.env.BENCH_PRODUCER_NICE));
-  const failed = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`bench: the producer exited with ${code}`))));
-  failed.catch(() => undefined);
-  const next = <T>() => Promise.race([new Promise<T>((r) => child.once('message', (m) => r(m as T))), failed]);
-  const ready = next<{ ready: true }>();
-  child.send(plan);
-  await ready;
-  return {
-    go: () => {
-      const times = next<ProducerTimes>();
-      child.send('go');
-      return times;
-    },
-  };
 }
 
 const percentile = (xs: number[], p: number) => {
