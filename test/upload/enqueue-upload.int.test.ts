@@ -1,7 +1,8 @@
 /**
  * The producer's writes, against a private redis-server: an upload's first row is
  * added on its own, ahead of the rest (the pool can start on it while a big upload,
- * or many at once, are still being added), and every row still lands once, at its
+ * or many at once, are still being added), the rest of its first window next, on
+ * its own too, and every row still lands once, at its
  * place in the fair round; rows beyond the seller's first window wait, delayed,
  * for their own window (src/upload/deferral.ts).
  */
@@ -39,13 +40,19 @@ afterAll(async () => {
 });
 
 describe('enqueueUpload', () => {
-  it('adds the first row on its own, then the rest in bulk, each row once at its place in the round', async () => {
+  it('adds the first row on its own, then the rest of its first window, then the deferred rows in bulk, each row once at its place in the round', async () => {
     const addBulk = vi.spyOn(queue, 'addBulk');
     const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
     const result = await enqueueUpload(deps, 'E1', loadedSheetOf('E1', 600));
     expect(result).toMatchObject({ enqueued: 600, alreadyUploaded: false, queuePrefix: '{enq}' });
-    expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 250, 250, 99]);
+    // the default rule (100 per window): the first window reaches the queue in a write of its
+    // own, not behind 150 deferred rows in the same MULTI
+    expect(addBulk.mock.calls.map(([jobs]) => jobs.length)).toEqual([1, 99, 250, 250]);
     expect(addBulk.mock.calls[0]![0][0]!.data.row).toBe(2);
+    const [, firstWindow, ...deferred] = addBulk.mock.calls.map(([jobs]) => jobs);
+    expect(firstWindow!.map((j) => j.data.row)).toEqual(Array.from({ length: 99 }, (_, i) => i + 3));
+    expect(firstWindow!.every((j) => !j.opts?.delay)).toBe(true);
+    expect(deferred.flat().every((j) => (j.opts?.delay ?? 0) > 0)).toBe(true);
 
     // every row once: the first (a newcomer's, on an idle queue) at NEW_ROW, the k-th in the k-th round after;
     // the default rule's first window (100 rows) ready, the rest deferred
