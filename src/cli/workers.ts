@@ -81,14 +81,10 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   }, 1000);
   collectTimer.unref();
   metrics.api(true);
-  let apiWasDown = false;
   const cancelTimer = setInterval(() => {
     if (redis.status !== 'ready') return;
-    readApiDown(redis, namespaceOf(config.queuePrefix)).then((down) => {
-      metrics.api(down === undefined);
-      if (apiWasDown && !down) log.info('the registration API is available again');
-      apiWasDown = down !== undefined;
-    }, () => undefined);
+    // the outage's start and end are logged once for the whole pool, by the worker whose write opened or closed it
+    readApiDown(redis, namespaceOf(config.queuePrefix)).then((down) => metrics.api(down === undefined), () => undefined);
     finishedCancels(redis, namespaceOf(config.queuePrefix), Date.now() - 24 * 3_600_000).then((finished) => {
       for (const f of finished) {
         log.info(f, 'upload finished');

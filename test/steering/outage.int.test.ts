@@ -84,6 +84,9 @@ describe('an API outage', () => {
     expect(pool.output()).toMatch(/"msg":"the registration API answers again/);
     const opened = pool.output().split("the registration API is unavailable: the pool holds").length - 1;
     const closed = pool.output().split("the registration API answers again").length - 1;
+    // each start and each end once, whatever the number of processes
+    expect(closed).toBe(opened);
+    expect(pool.output()).not.toMatch(/available again/);
     console.log(`outage: ${during503} calls during ${OUTAGE_MS} ms of 503s (${inFirst30s} in its first 30 s); first registration ${firstCallAfterMs} ms after the API was back; breaker opened ${opened}, closed ${closed} times`);
   }, 240_000 + OUTAGE_MS + REFUSED_MS);
 });
