@@ -216,6 +216,13 @@ describe('console in a browser', () => {
       expect(r.where).toMatch(/^행 \d+ · [가-힣]+$/);
       expect(['sku', 'name', 'price', 'stock', 'category', 'brand', 'description', 'imageUrl']).toContain(r.column);
     }
+    // a file refused as a whole: the refusal in Korean too
+    await ko.setInputFiles('[data-test="file"]', { name: 'products.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n1 0 obj\n') });
+    await ko.click('[data-test="check"]');
+    await ko.waitForSelector('[data-test="result"] .error');
+    const refusal = await ko.locator('[data-test="result"] .error').textContent();
+    expect(refusal).toMatch(/PDF 문서입니다/);
+    expect(refusal).not.toMatch(/\b(this|file|workbook|upload)\b/);
 
     await ko.click('[data-test="lang-en"]');
     expect(await ko.getAttribute('html', 'lang')).toBe('en');

@@ -3,7 +3,7 @@
 // the DOM is built with createElement and textContent, so no text from a sheet
 // or a seller is ever parsed as HTML.
 
-import { rowReason } from './row-reasons.js';
+import { fileReason, rowReason } from './row-reasons.js';
 
 const body = document.body;
 const lang = body.dataset.lang || 'en';
@@ -146,7 +146,7 @@ function setupForm(form) {
     try {
       const res = await fetch('/api/uploads', { method: 'POST', body: data, headers: authHeaders(), credentials: 'same-origin' });
       const answer = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-      if (!res.ok) return say(answer.error || `HTTP ${res.status}`, 'error');
+      if (!res.ok) return say(answer.error ? fileReason(answer.error, lang) : `HTTP ${res.status}`, 'error');
       showSummary(answer, dryRun);
     } catch (err) {
       say(String(err && err.message ? err.message : err), 'error');

@@ -1,4 +1,4 @@
-// The sheet's row errors in the page's language. The API and the CLI keep them
+// The sheet's row errors, and its refusals as a whole, in the page's language. The API and the CLI keep them
 // in English (`upload --json` is a contract); the console shows a Korean seller
 // the same reason in Korean, beside the column under its Korean header (the
 // page's strings, `columns`; so the Korean sentence does not name the column). Only the sheet rules' own
@@ -22,13 +22,65 @@ const KO_RULES = [
   [`^${FIELD} holds (?:the error )?(.+)$`, '셀에 $2 오류가 있습니다. 수식 대신 값을 입력하세요'],
 ].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
 
-/** The row error's reason in `lang` ('ko' or 'en'). */
-export function rowReason(message, lang) {
-  if (lang !== 'ko') return message;
-  for (const [re, ko] of KO_RULES) {
+/** `message` in Korean by the first of `rules` that matches it; as it came when none does. */
+function translate(message, rules) {
+  for (const [re, ko] of rules) {
     const m = re.exec(message);
     if (!m) continue;
     return ko.replace(/\$(\d)/g, (_, n) => m[Number(n)] ?? '');
   }
   return message;
+}
+
+/** The row error's reason in `lang` ('ko' or 'en'). */
+export function rowReason(message, lang) {
+  return lang === 'ko' ? translate(message, KO_RULES) : message;
+}
+
+// A sheet refused as a whole (src/excel/: sniff-file.ts, read-workbook.ts,
+// inflate-bound.ts, parse-products.ts, read-csv.ts, and the console's size limit).
+// The English names the file as "this file" or "this .pdf file"; the Korean as 이 파일.
+const THIS = '^this (?:\\S+ )?file ';
+const AGAIN = 'save it as \\.xlsx again and upload the new file\\.$';
+const KO_FILE_RULES = [
+  [`${THIS}is damaged \\(a part lies outside the file\\): ${AGAIN}`, '이 파일은 손상되었습니다 (파일 밖을 가리키는 부분이 있습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}is damaged \\(a part cannot be unpacked\\): ${AGAIN}`, '이 파일은 손상되었습니다 (풀 수 없는 부분이 있습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}is damaged or incomplete \\(its zip directory is missing\\): ${AGAIN}`, '이 파일은 손상되었거나 일부가 없습니다 (zip 목록이 없습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}uses a zip compression Excel does not write: save it from Excel as \\.xlsx and upload the new file\\.$`, '이 파일은 엑셀이 쓰지 않는 zip 압축 방식을 씁니다. 엑셀에서 .xlsx로 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}expands to more than (\\S+ MiB) when opened, far more than 500 products need: remove images and unused sheets, or split the file\\.$`, '이 파일은 열면 $1 넘게 커져 상품 500개에 필요한 크기보다 훨씬 큽니다. 이미지와 쓰지 않는 시트를 지우거나 파일을 나누세요.'],
+  [`${THIS}expands to (\\S+ MiB) when opened, far more than 500 products need: remove images and unused sheets, or split the file\\.$`, '이 파일은 열면 $1로 커져 상품 500개에 필요한 크기보다 훨씬 큽니다. 이미지와 쓰지 않는 시트를 지우거나 파일을 나누세요.'],
+  [`${THIS}is a Word document, not a workbook: put the products in an Excel sheet saved as \\.xlsx\\.$`, '이 파일은 엑셀 통합 문서가 아닌 워드 문서입니다. 상품을 엑셀 시트에 넣어 .xlsx로 저장하세요.'],
+  [`${THIS}is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as \\.xlsx\\.$`, '이 파일은 엑셀 통합 문서가 아닌 파워포인트 파일입니다. 상품을 엑셀 시트에 넣어 .xlsx로 저장하세요.'],
+  [`${THIS}is an OpenDocument spreadsheet \\(\\.ods\\): save it as \\.xlsx\\.$`, '이 파일은 OpenDocument 스프레드시트(.ods)입니다. .xlsx로 저장하세요.'],
+  [`${THIS}is a zip archive but not an \\.xlsx workbook: upload the \\.xlsx file itself, not an archive\\.$`, '이 파일은 .xlsx 통합 문서가 아닌 zip 압축 파일입니다. 압축 파일이 아닌 .xlsx 파일을 올려 주세요.'],
+  [`${THIS}is a PDF document, not a workbook: upload the sheet saved as \\.xlsx\\.$`, '이 파일은 엑셀 통합 문서가 아닌 PDF 문서입니다. 시트를 .xlsx로 저장해 올려 주세요.'],
+  [`${THIS}holds a web page \\(HTML\\), not a workbook: open it in Excel and save it as \\.xlsx\\.$`, '이 파일은 엑셀 통합 문서가 아닌 웹 페이지(HTML)입니다. 엑셀에서 열어 .xlsx로 저장하세요.'],
+  [`${THIS}is an Excel 2003 XML spreadsheet: open it in Excel and save it as \\.xlsx\\.$`, '이 파일은 엑셀 2003 XML 스프레드시트입니다. 엑셀에서 열어 .xlsx로 저장하세요.'],
+  [`${THIS}holds XML text, not a workbook: save the sheet as \\.xlsx\\.$`, '이 파일은 엑셀 통합 문서가 아닌 XML 텍스트입니다. 시트를 .xlsx로 저장하세요.'],
+  [`${THIS}holds CSV text: save it as \\.xlsx or rename it \\.csv\\.$`, '이 파일은 CSV 텍스트입니다. .xlsx로 저장하거나 파일 이름을 .csv로 바꾸세요.'],
+  [`${THIS}holds plain text, not a product sheet \\(its first line names none of the columns (.+)\\): upload the sheet saved as \\.xlsx\\.$`, '이 파일은 상품 시트가 아닌 일반 텍스트입니다 (첫 줄에 $1 열이 하나도 없습니다). 시트를 .xlsx로 저장해 올려 주세요.'],
+  [`${THIS}holds binary data, not CSV text or a spreadsheet: export the sheet as CSV again or save it as \\.xlsx, and upload the new file\\.$`, '이 파일은 CSV 텍스트도 스프레드시트도 아닌 바이너리 데이터입니다. 시트를 CSV로 다시 내보내거나 .xlsx로 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}is not an \\.xlsx workbook \\(its content is not recognised\\): save the sheet as \\.xlsx\\.$`, '이 파일은 .xlsx 통합 문서가 아닙니다 (내용을 알아볼 수 없습니다). 시트를 .xlsx로 저장하세요.'],
+  ['^the file is empty: export the sheet as CSV again \\(or save it as \\.xlsx\\) and upload the new file\\.$', '빈 파일입니다. 시트를 CSV로 다시 내보내거나 .xlsx로 저장해 새 파일을 올려 주세요.'],
+  ['^the file is empty: save the sheet as \\.xlsx and upload it again\\.$', '빈 파일입니다. 시트를 .xlsx로 저장해 다시 올려 주세요.'],
+  ['^the file is ([\\d.]+) MiB; at most 10 MiB is allowed: remove images or split the products into several files\\.$', '파일 크기가 $1 MiB입니다. 최대 10 MiB까지 올릴 수 있으니 이미지를 지우거나 상품을 여러 파일로 나누세요.'],
+  ['^the upload is larger than (.+) \\((\\d+) bytes\\): a sheet of 500 products is far smaller; remove images or split the file\\.$', '올린 파일이 $1($2바이트)보다 큽니다. 상품 500개짜리 시트는 훨씬 작으니 이미지를 지우거나 파일을 나누세요.'],
+  ['^the workbook is password-protected: remove the password \\(File > Info > Protect Workbook\\) and save it as \\.xlsx again\\.$', '암호로 보호된 통합 문서입니다. 암호를 해제(파일 > 정보 > 통합 문서 보호)하고 .xlsx로 다시 저장하세요.'],
+  ['^legacy \\.xls is not supported: save the file as \\.xlsx\\.$', '예전 엑셀 형식(.xls)은 지원하지 않습니다. 파일을 .xlsx로 저장하세요.'],
+  ['^the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as \\.xlsx again and upload the new file\\.$', '통합 문서가 손상되었거나 일부가 없어 읽을 수 없습니다. 엑셀에서 열어 .xlsx로 다시 저장한 뒤 새 파일을 올려 주세요.'],
+  ['^the workbook has no worksheet: add a sheet named "products" with the header row\\.$', '통합 문서에 워크시트가 없습니다. 머리글 행이 있는 "products" 시트를 추가하세요.'],
+  ['^the workbook has no visible worksheet: unhide the products sheet or name it "products"\\.$', '보이는 워크시트가 없습니다. 상품 시트의 숨기기를 해제하거나 시트 이름을 "products"로 바꾸세요.'],
+  ['^the (?:file|sheet) has two columns headed (.+) \\(columns ([A-Z]+) and ([A-Z]+)\\): remove one or give it another header, and upload again\\.$', '머리글이 $1인 열이 두 개 있습니다 ($2열, $3열). 하나를 지우거나 머리글을 바꿔 다시 올려 주세요.'],
+  ['^the sheet "(.*)" has no (.+) columns? in row 1: add the headers? \\(see the template\\) and upload again\\.$', '"$1" 시트의 1행에 $2 열이 없습니다. 양식을 참고해 머리글을 넣고 다시 올려 주세요.'],
+  ['^the (?:file|sheet) has no (.+) columns? in row 1: add the headers? \\(see the template\\) and upload again\\.$', '1행에 $1 열이 없습니다. 양식을 참고해 머리글을 넣고 다시 올려 주세요.'],
+  ['^the file has ([\\d,]+) product rows; at most ([\\d,]+) are allowed: split it into several files\\.$', '상품 행이 $1개입니다. 한 파일에 최대 $2개까지 올릴 수 있으니 여러 파일로 나누세요.'],
+  ['^no products found: the (?:file|sheet) has a header row but no product rows\\.$', '상품이 없습니다. 머리글 행만 있고 상품 행이 없습니다.'],
+  ['^no products found: the (?:file|sheet) holds only the template\'s example \\(rows? ([\\d, ]+), (.+)\\): replace it with your products and upload again\\.$', '상품이 없습니다. 양식의 예시($1행, $2)만 있습니다. 예시를 내 상품으로 바꿔 다시 올려 주세요.'],
+  ['^the file has a quoted value starting on line (\\d+) that is never closed: check the quotes on line \\d+ \\(write "" for a quote inside a value\\) and upload again\\.$', '$1번째 줄에서 시작하는 따옴표 값이 닫히지 않았습니다. $1번째 줄의 따옴표를 확인하고(값 안의 따옴표는 ""로 쓰세요) 다시 올려 주세요.'],
+  ['^the file has a quoted value starting on line (\\d+) that runs over several lines and has more text after its closing quote: check the quotes on line \\d+ \\(write "" for a quote inside a value\\) and upload again\\.$', '$1번째 줄에서 시작하는 따옴표 값이 여러 줄에 걸쳐 있고 닫는 따옴표 뒤에 글자가 더 있습니다. $1번째 줄의 따옴표를 확인하고(값 안의 따옴표는 ""로 쓰세요) 다시 올려 주세요.'],
+].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
+
+/** A refusal of the whole file (the API's `error`) in `lang` ('ko' or 'en'); anything else as it came. */
+export function fileReason(message, lang) {
+  return lang === 'ko' ? translate(message, KO_FILE_RULES) : message;
 }
