@@ -40,9 +40,9 @@ import {
 type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
 
 /** Runs the scenarios one after the other on a pool, each on its own sellers (`{kind}--...`). */
-async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], { config, redis }: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
+async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], ctx: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
   {
-    const deps = { redis, config };
+    const { config, redis } = ctx;
     const results: ScenarioResult[] = [];
     let chart: number[] = [];
     for (const name of names) {
@@ -78,19 +78,19 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
       };
       if (name === 'single-500') results.push(await one(500));
       else if (name === 'single-2000') results.push(await one(2000));
-      else results.push(await threeSellers(bench, kind, deps, before));
+      else results.push(await threeSellers(bench, kind, ctx, before));
     }
     return { results, chart };
   }
 }
 
 async function threeSellers(
-  bench: Bench, kind: LimiterKind, deps: { redis: Ctx['redis']; config: Ctx['config'] }, before: number,
+  bench: Bench, kind: LimiterKind, { config, redis }: Ctx, before: number,
 ): Promise<ScenarioResult> {
   const [big, mid, small] = ['big', 'mid', 'small'].map((s) => `${kind}--${s}`) as [string, string, string];
   const [first, late] = await Promise.all([
-    startProducer({ config: deps.config, shards: 1, bare: false, uploads: [{ seller: big, rows: 500, afterMs: 0 }, { seller: mid, rows: 230, afterMs: 0 }] }),
-    startProducer({ config: deps.config, shards: 1, bare: false, uploads: [{ seller: small, rows: 7, afterMs: 0 }] }),
+    startProducer({ config, shards: 1, bare: false, uploads: [{ seller: big, rows: 500, afterMs: 0 }, { seller: mid, rows: 230, afterMs: 0 }] }),
+    startProducer({ config, shards: 1, bare: false, uploads: [{ seller: small, rows: 7, afterMs: 0 }] }),
   ]);
   const produced = first.go();
   // the small seller uploads once the big one is throttled (a limiter that holds rows
@@ -113,7 +113,7 @@ async function threeSellers(
     spanRatio: round(figs[0]!.spanMs / optimum(500)),
     limiterCallsPerRow: round(figs.reduce((n, f) => n + f.calls, 0) / rows),
     delaysPerRow: round(figs.reduce((n, f) => n + f.delays, 0) / rows),
-    redisCommandsPerRow: round(((await commandCalls(deps.redis)) - before) / rows, 1),
+    redisCommandsPerRow: round(((await commandCalls(redis)) - before) / rows, 1),
     smallSellerMs: Math.max(...bench.api.sellerStats(small)!.answered) - smallUploadedAt,
   });
 }

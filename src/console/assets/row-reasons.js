@@ -1,9 +1,10 @@
-// The sheet's row errors, and its refusals as a whole, in the page's language. The API and the CLI keep them
-// in English (`upload --json` is a contract); the console shows a Korean seller
-// the same reason in Korean, beside the column under its Korean header (the
-// page's strings, `columns`; so the Korean sentence does not name the column). Only the sheet rules' own
-// sentences (src/excel/parse-products.ts) are translated: any other text, such
-// as a reason the marketplace's API gave, is shown as it came.
+// The sheet's row errors, and its refusals of a whole file, in the page's
+// language. The API and the CLI keep them in English (`upload --json` is a
+// contract); the console shows a Korean seller the same reason in Korean, a row's
+// beside the column under its Korean header (the page's strings, `columns`; so
+// the Korean sentence does not name the column). Only the sheet reader's own
+// sentences (src/excel/) are translated: any other text, such as a reason the
+// marketplace's API gave, is shown as it came.
 
 const FIELD = '(sku|name|price|stock|category|brand|description|imageUrl)';
 
