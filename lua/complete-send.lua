@@ -110,12 +110,12 @@ if counted == 1 and (done == 1 or step or done >= total) then
   redis.call('EXPIRE', rowsKey, retention)
   redis.call('EXPIRE', uploadKey, retention)
 end
-local nextInMs, ahead, recent = -1, -1, { -1, -1 }
+local nextInMs, ahead, recentSends, recentSpan = -1, -1, -1, -1
 if ARGV[10] == '1' and step and done < total then
-  local limit, window = sellerRule(KEYS[6], tonumber(ARGV[6]), tonumber(ARGV[7]))
-  local blockedUntil = tonumber(redis.call('GET', KEYS[7]) or '0')
-  nextInMs = nextPermitAt(planKey, sentKey, limit, window + tonumber(ARGV[8]), blockedUntil, now) - now
-  ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
-  recent = recentSends(sentKey, window + tonumber(ARGV[8]), now)
+  local flags = redis.call('MGET', KEYS[6], KEYS[7])
+  local limit, window = ruleOf(flags[1], tonumber(ARGV[6]), tonumber(ARGV[7]))
+  local nextAt
+  nextAt, ahead, recentSends, recentSpan = sellerPace(planKey, sentKey, limit, window + tonumber(ARGV[8]), tonumber(flags[2] or '0'), now)
+  nextInMs = nextAt - now
 end
-return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recent[1], recent[2], cancelled }
+return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recentSends, recentSpan, cancelled }

@@ -5,9 +5,9 @@
   ARGV[1] default limit L, ARGV[2] default window W (ms), ARGV[3] guard G (ms)
 
   Returns { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs, deferredMs, inFlight }
-    nextPermitInMs: see nextPermitAt in lib/next-permit.lua (0: at once).
+    nextPermitInMs: see sellerPace in lib/next-permit.lua (0: at once).
     plannedAhead:   rows holding a slot later than now.
-    recentSends, recentSpanMs: see recentSends in lib/next-permit.lua.
+    recentSends, recentSpanMs: see sellerPace in lib/next-permit.lua.
     deferredMs:     how much longer the producer holds rows of the seller back (0: none).
     inFlight:       sends granted and not answered yet.
 ]]
@@ -21,9 +21,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local blocked = tonumber(redis.call('GET', blockedKey) or '0')
-local slot = nextPermitAt(planKey, sentKey, limit, span, blocked, now)
-local ahead = redis.call('ZCOUNT', planKey, '(' .. now, '+inf')
-local recent = recentSends(sentKey, span, now)
+local slot, ahead, recentSends, recentSpan = sellerPace(planKey, sentKey, limit, span, blocked, now)
 local deferred = math.max(0, tonumber(redis.call('GET', deferKey) or '0') - now)
 local inFlight = redis.call('ZCOUNT', sentKey, '(' .. now, '+inf')
-return { slot - now, limit, window, ahead, recent[1], recent[2], deferred, inFlight }
+return { slot - now, limit, window, ahead, recentSends, recentSpan, deferred, inFlight }

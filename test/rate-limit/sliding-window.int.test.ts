@@ -120,6 +120,55 @@ describe('sliding-window.lua against a real Redis', () => {
     expect((await limiter.peek('S9')).plannedAhead).toBe(3);
   });
 
+  it("peeks a seller's next permit, rows planned ahead and recent sends in each state: fresh, full and in flight, answered, planned, blocked", async () => {
+    // L = 3, W + G = 1100 ms, hold 2000 ms
+    const { limiter, redis } = limiterOn(server.port, { limit: 3, windowMs: 1000, guardMs: 100, holdMs: 2000 });
+    const peek = async () => ({ ...(await limiter.peek('PK')), now: await redisTime(redis) });
+    const fresh = await peek();
+    expect([fresh.nextPermitInMs, fresh.plannedAhead, fresh.recentSends, fresh.recentSpanMs, fresh.inFlight]).toEqual([0, 0, 0, 0, 0]);
+
+    const grants = [];
+    for (let row = 1; row <= 3; row++) grants.push(await limiter.acquire('PK', `p:${row}`, `p:${row}#a`));
+    expect(grants.every((g) => g.granted)).toBe(true);
+    const sentAt = grants[0]!.redisNow;
+    // in flight: each send holds its place until sentAt + hold, so the next may go a span after that
+    const inFlight = await peek();
+    expect(inFlight.inFlight).toBe(3);
+    expect(inFlight.plannedAhead).toBe(0);
+    expect(inFlight.recentSends).toBe(3);
+    expect(inFlight.recentSpanMs).toBe(0);
+    expect(inFlight.now + inFlight.nextPermitInMs).toBeGreaterThanOrEqual(sentAt + 2000 + 1100);
+    expect(inFlight.now + inFlight.nextPermitInMs).toBeLessThan(sentAt + 2000 + 1100 + 50);
+
+    await new Promise((r) => setTimeout(r, 30));
+    for (let row = 1; row <= 3; row++) await limiter.complete({ sellerId: 'PK', uploadId: 'p', row, member: `p:${row}`, sendId: `p:${row}#a` }, undefined, 60);
+    const answeredAt = await redisTime(redis);
+    // answered: the places are the answer times, so the window frees a span after the first answer
+    const answered = await peek();
+    expect(answered.inFlight).toBe(0);
+    expect(answered.recentSends).toBe(3);
+    expect(answered.recentSpanMs).toBeGreaterThanOrEqual(answered.now - answeredAt);
+    expect(answered.recentSpanMs).toBeLessThan(answered.now - sentAt);
+    const freesAt = answered.now + answered.nextPermitInMs;
+    expect(freesAt).toBeGreaterThan(sentAt + 30 + 1100 - 1);
+    expect(freesAt).toBeLessThanOrEqual(answeredAt + 1100);
+
+    // a fourth row is planned for when the window frees: it is the next permit, and planned ahead
+    const fourth = await limiter.acquire('PK', 'p:4', 'p:4#a');
+    expect(fourth.granted).toBe(false);
+    const planned = await peek();
+    expect(planned.plannedAhead).toBe(1);
+    expect(planned.now + planned.nextPermitInMs).toBe(fourth.redisNow + fourth.waitMs);
+
+    // a 429's block beyond that slot moves the next permit to the block's end
+    const before = await redisTime(redis);
+    const waitMs = await limiter.block('PK', 5000, 'p:3#a');
+    const blocked = await peek();
+    expect(blocked.plannedAhead).toBe(1);
+    expect(blocked.now + blocked.nextPermitInMs).toBeGreaterThanOrEqual(before + waitMs);
+    expect(blocked.now + blocked.nextPermitInMs).toBeLessThan(before + waitMs + 20);
+  });
+
   it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
     const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
     await redis.hset(uploadKeys('next', 'S5', 'u').upload, { total: 20, uploadId: 'u' });
