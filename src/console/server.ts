@@ -77,9 +77,17 @@ class ApiError extends Error {
   }
 }
 
-const REDIS_DOWN = 'Redis does not answer: the console can neither read nor change anything until it does; try again in a moment.';
+// The API's sentences a seller's page can meet (the Korean page translates them: assets/row-reasons.js).
+export const REDIS_DOWN = 'Redis does not answer: the console can neither read nor change anything until it does; try again in a moment.';
 /** An upload that was sent to Redis before it stopped answering may still be queued once it answers again. */
-const lateUpload = (ms: number) => `Redis did not answer within ${ms / 1000} s: the sheet may still be queued once it answers. Look at your uploads before sending it again (sending the same file again queues nothing twice).`;
+export const lateUpload = (ms: number) => `Redis did not answer within ${ms / 1000} s: the sheet may still be queued once it answers. Look at your uploads before sending it again (sending the same file again queues nothing twice).`;
+
+export const INTERNAL_ERROR = 'the console could not answer (an internal error was logged): try again in a moment.';
+export const LINKS_OFF = 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.';
+export const LINK_EXPIRED = 'this seller link has expired: ask the operator for a new one.';
+export const LINK_INVALID = 'this seller link is not valid: ask the operator for a new one.';
+export const OTHERS_UPLOAD = 'a seller may cancel only its own uploads.';
+export const unknownUpload = (uploadId: string) => `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known: check the id.`;
 
 const mebibytes = (bytes: number) => `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
 
@@ -155,7 +163,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json({ error: err.message }, err.status);
     log.error({ err }, 'console request failed');
-    return c.json({ error: 'the console could not answer (an internal error was logged): try again in a moment.' }, 500);
+    return c.json({ error: INTERNAL_ERROR }, 500);
   });
   app.notFound((c) => c.json({ error: `there is no ${c.req.method} ${c.req.path} here: see console.md for the pages and the API.` }, 404));
 
@@ -187,10 +195,10 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   });
 
   const sellerAccess = (token: string): AccessResult => {
-    if (opts.secret === '') return { ok: false, status: 403, error: 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.' };
+    if (opts.secret === '') return { ok: false, status: 403, error: LINKS_OFF };
     const check = verifySellerToken(opts.secret, token, deps.now());
     if (!check.ok) {
-      return { ok: false, status: 403, error: check.reason === 'expired' ? 'this seller link has expired: ask the operator for a new one.' : 'this seller link is not valid: ask the operator for a new one.' };
+      return { ok: false, status: 403, error: check.reason === 'expired' ? LINK_EXPIRED : LINK_INVALID };
     }
     return { ok: true, scope: { kind: 'seller', sellerId: check.sellerId }, tokenInHeader: false, expiresAt: check.expiresAt };
   };
@@ -393,11 +401,11 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   app.post('/api/uploads/:id/cancel', async (c) => {
     const scope = requireWrite(c);
     const uploadId = c.req.param('id');
-    const unknown = () => new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known: check the id.`);
+    const unknown = () => new ApiError(404, unknownUpload(uploadId));
     if (!/^[0-9a-f]{24}$/.test(uploadId)) throw unknown();
     const sellerId = await sellerOfUpload(deps.redis, ns, uploadId);
     if (!sellerId) throw unknown();
-    if (scope.kind === 'seller' && scope.sellerId !== sellerId) throw new ApiError(403, 'a seller may cancel only its own uploads.');
+    if (scope.kind === 'seller' && scope.sellerId !== sellerId) throw new ApiError(403, OTHERS_UPLOAD);
     await cancelUpload({ redis: deps.redis, config, queues: deps.queues, limiter: limiterFor(deps.redis, config), now: deps.now }, uploadId);
     log.info({ sellerId, uploadId, by: scope.kind }, 'upload cancelled from the console');
     const upload = statusJson(await readStatus(deps.redis, config, { uploadId })).uploads[0];

@@ -24,7 +24,7 @@ async function replicasOf(client: Redis): Promise<number> {
   return Number(m?.[1] ?? 0);
 }
 
-function notReplicated(replicas: number, timeoutMs: number): NotReplicated {
+export function notReplicated(replicas: number, timeoutMs: number): NotReplicated {
   return new NotReplicated(
     `the rows were written to the Redis master, but none of its ${replicas} replica(s) confirmed them within ${timeoutMs} ms, so a failover now could lose them: check the replica, then upload the file again (nothing is enqueued twice).`,
   );

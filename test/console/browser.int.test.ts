@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { ENGLISH_HEADERS, KOREAN_HEADERS, buildProductSheet, buildSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 import { uploadMany } from '../helpers/uploads.js';
@@ -223,6 +223,14 @@ describe('console in a browser', () => {
     const refusal = await ko.locator('[data-test="result"] .error').textContent();
     expect(refusal).toMatch(/PDF 문서입니다/);
     expect(refusal).not.toMatch(/\b(this|file|workbook|upload)\b/);
+    // a sheet read with a warning (a second sku column, under its Korean header): the warning in Korean,
+    // the field named by its Korean header
+    const repeated = await buildSheet([...ENGLISH_HEADERS, KOREAN_HEADERS[0]!], [['W-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg', 'W-9']] as never);
+    await ko.setInputFiles('[data-test="file"]', { name: 'products.xlsx', mimeType: 'application/octet-stream', buffer: repeated });
+    await ko.click('[data-test="check"]');
+    await ko.waitForSelector('[data-test="result"] .note');
+    const warning = await ko.locator('[data-test="result"] .note').first().textContent();
+    expect(warning).toBe('"판매자상품코드" 열은 판매자상품코드 열과 겹칩니다. 첫 번째 열만 읽었습니다.');
 
     await ko.click('[data-test="lang-en"]');
     expect(await ko.getAttribute('html', 'lang')).toBe('en');

@@ -1,8 +1,10 @@
 /**
- * The console's Korean refusals of a whole file (src/console/assets/row-reasons.js,
- * fileReason): the sentences the sheet reader writes when it refuses a file, taken
- * from the real reader fed real bad files, read in Korean on the Korean page; the
- * English page, and any sentence the rules do not know, keep the text as it came.
+ * The console's Korean refusals and warnings (src/console/assets/row-reasons.js,
+ * errorReason and warningReason): the sentences the sheet reader writes when it
+ * refuses a file or reads one with a warning, taken from the real reader fed real
+ * files, and the console API's refusals a seller's page can meet, taken from the
+ * server's own constants, read in Korean on the Korean page; the English page, and
+ * any sentence the rules do not know, keep the text as it came.
  * (Not reached here: a zip that expands too far or uses another compression, and a
  * part outside the file; their rules are written the same way.)
  */
@@ -11,8 +13,11 @@ import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { tooLarge } from '../../src/excel/sniff-file.js';
 import ExcelJS from 'exceljs';
 import { MAX_PRODUCT_ROWS, TEMPLATE_EXAMPLE } from '../../src/excel/fields.js';
-import { ENGLISH_HEADERS, buildProductSheet, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
-import { fileReason } from '../../src/console/assets/row-reasons.js';
+import { ENGLISH_HEADERS, KOREAN_HEADERS, buildProductSheet, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { errorReason, warningReason } from '../../src/console/assets/row-reasons.js';
+import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, REDIS_DOWN, lateUpload, unknownUpload } from '../../src/console/server.js';
+import { notReplicated } from '../../src/upload/replicated.js';
+import { extraColumnsWarning } from '../../src/excel/parse-products.js';
 import { writeZip } from '../helpers/zip-writer.js';
 
 /** The reader's refusal of `bytes` uploaded as `name`. */
@@ -36,7 +41,19 @@ async function hiddenOnly(): Promise<Buffer> {
   return Buffer.from(await book.xlsx.writeBuffer());
 }
 
-describe('file refusals in Korean', () => {
+/** Each message reads in Korean on the Korean page, with no English sentence left, and unchanged on the English one. */
+function expectKorean(messages: string[], reason: (message: string, lang: string) => string): void {
+  expect(new Set(messages).size).toBe(messages.length);
+  for (const message of messages) {
+    const ko = reason(message, 'ko');
+    expect(ko, message).not.toBe(message);
+    // no English sentence left: only file names, column keys and format names stay in Latin letters
+    expect(ko, message).not.toMatch(/\b(is|are|the|this|file|save|upload|not|has|holds|with|again|and|or|to|of|its|it)\b/);
+    expect(reason(message, 'en')).toBe(message);
+  }
+}
+
+describe('refusals and warnings in Korean', () => {
   it('translates every refusal the sheet reader writes, leaving no English sentence', async () => {
     const messages = [
       await refusal(Buffer.alloc(0), 'products.xlsx'),
@@ -71,17 +88,40 @@ describe('file refusals in Korean', () => {
       'the upload is larger than 10 MiB (10485760 bytes): a sheet of 500 products is far smaller; remove images or split the file.',
     ];
     expect(new Set(messages).size).toBe(messages.length);
-    for (const message of messages) {
-      const ko = fileReason(message, 'ko');
-      expect(ko, message).not.toBe(message);
-      // no English sentence left: only file names, column keys and format names stay in Latin letters
-      expect(ko, message).not.toMatch(/\b(is|the|this|file|save|upload|not|has|holds|with|again|and|or)\b/);
-      expect(fileReason(message, 'en')).toBe(message);
-    }
+    expectKorean(messages, errorReason);
+  });
+
+  it("translates the console API's other refusals a seller's page can meet", () => {
+    expectKorean([
+      REDIS_DOWN, lateUpload(10_000), lateUpload(2500), notReplicated(1, 2000).message, INTERNAL_ERROR,
+      LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, unknownUpload('0123456789abcdef01234567'),
+    ], errorReason);
+  });
+
+  it("translates the sheet reader's warnings, shown with an upload's summary", async () => {
+    const warnings = async (bytes: Buffer, name: string) => (await parseSheetBytes(bytes, name)).warnings;
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => [`A-${i + 1}`, ...GOOD.slice(1)]);
+    const found = [
+      ...(await warnings(await buildSheet([...ENGLISH_HEADERS, KOREAN_HEADERS[0]!], [[...GOOD, 'A-9']] as never), 'products.xlsx')),
+      // values under a column with no header: one row, and more than three
+      ...(await warnings(await buildSheet([...ENGLISH_HEADERS, ''], [[...GOOD, 'loose']] as never), 'products.xlsx')),
+      ...(await warnings(await buildSheet([...ENGLISH_HEADERS, ''], rows(5).map((r) => [...r, 'loose']) as never), 'products.xlsx')),
+      ...(await warnings(await buildSheet(ENGLISH_HEADERS, [...productRows([TEMPLATE_EXAMPLE]), GOOD] as never), 'products.xlsx')),
+      ...(await warnings(await buildSheet(ENGLISH_HEADERS, [GOOD] as never), 'products.xls')),
+      extraColumnsWarning(['color'], true)!,
+      extraColumnsWarning(['color', 'size'], true)!,
+    ];
+    expect(found).toHaveLength(7);
+    expectKorean(found, warningReason);
+    expect(warningReason(found[2]!, 'ko')).toContain('외 2개');
+    // a field is named by the page's header for it, when the page gives them
+    const columns = Object.fromEntries(ENGLISH_HEADERS.map((f, i) => [f, KOREAN_HEADERS[i]!]));
+    expect(warningReason(found[0]!, 'ko', columns)).toContain('판매자상품코드 열과 겹칩니다');
+    expect(warningReason(found[5]!, 'ko', columns)).toContain(`(${KOREAN_HEADERS.join(', ')})`);
   });
 
   it('keeps what the rules do not know as it came', () => {
-    expect(fileReason('the marketplace is down', 'ko')).toBe('the marketplace is down');
-    expect(fileReason('a seller may cancel only its own uploads.', 'ko')).toBe('a seller may cancel only its own uploads.');
+    expect(errorReason('the marketplace is down', 'ko')).toBe('the marketplace is down');
+    expect(warningReason('the marketplace is down', 'ko')).toBe('the marketplace is down');
   });
 });

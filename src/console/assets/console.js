@@ -3,7 +3,7 @@
 // the DOM is built with createElement and textContent, so no text from a sheet
 // or a seller is ever parsed as HTML.
 
-import { fileReason, rowReason } from './row-reasons.js';
+import { errorReason, rowReason, warningReason } from './row-reasons.js';
 
 const body = document.body;
 const lang = body.dataset.lang || 'en';
@@ -39,7 +39,7 @@ async function post(url, body) {
   });
   const answer = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
   if (!res.ok) {
-    window.alert(answer.error || `HTTP ${res.status}`);
+    window.alert(answer.error ? errorReason(answer.error, lang) : `HTTP ${res.status}`);
     return;
   }
   const view = await fetch(withToken('/api/uploads'), { headers: authHeaders(), credentials: 'same-origin' }).then((r) => r.json()).catch(() => undefined);
@@ -146,7 +146,7 @@ function setupForm(form) {
     try {
       const res = await fetch('/api/uploads', { method: 'POST', body: data, headers: authHeaders(), credentials: 'same-origin' });
       const answer = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-      if (!res.ok) return say(answer.error ? fileReason(answer.error, lang) : `HTTP ${res.status}`, 'error');
+      if (!res.ok) return say(answer.error ? errorReason(answer.error, lang) : `HTTP ${res.status}`, 'error');
       showSummary(answer, dryRun);
     } catch (err) {
       say(String(err && err.message ? err.message : err), 'error');
@@ -170,7 +170,7 @@ function setupForm(form) {
     if (s.alreadyUploaded) lines.push(h('p', { class: 'note' }, s.enqueued > 0 ? t.enqueuedAgain.replace('{n}', String(s.enqueued)) : t.alreadyUploaded));
     if (valid === 0) lines.push(h('p', { class: 'error' }, t.noneValid));
     else if (s.errors.length === 0 && dryRun) lines.push(h('p', { class: 'ok' }, t.allValid));
-    for (const w of s.warnings || []) lines.push(h('p', { class: 'note' }, w));
+    for (const w of s.warnings || []) lines.push(h('p', { class: 'note' }, warningReason(w, lang, t.columns)));
     if (s.errors.length > 0) lines.push(h('p', {}, t.fixRows));
     result.replaceChildren(...lines);
     errors.replaceChildren(...s.errors.map((e) =>

@@ -1,5 +1,5 @@
-// The sheet's row errors, and its refusals of a whole file, in the page's
-// language. The API and the CLI keep them in English (`upload --json` is a
+// The sheet's row errors, its refusals of a whole file, its warnings and the
+// console API's other refusals a seller can meet, in the page's language. The API and the CLI keep them in English (`upload --json` is a
 // contract); the console shows a Korean seller the same reason in Korean, a row's
 // beside the column under its Korean header (the page's strings, `columns`; so
 // the Korean sentence does not name the column). Only the sheet reader's own
@@ -23,12 +23,15 @@ const KO_RULES = [
   [`^${FIELD} holds (?:the error )?(.+)$`, '셀에 $2 오류가 있습니다. 수식 대신 값을 입력하세요'],
 ].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
 
-/** `message` in Korean by the first of `rules` that matches it; as it came when none does. */
-function translate(message, rules) {
+/**
+ * `message` in Korean by the first of `rules` that matches it; as it came when none does.
+ * A rule's Korean is a string (`$n`: the n-th group) or a function of the match and `columns`.
+ */
+function translate(message, rules, columns) {
   for (const [re, ko] of rules) {
     const m = re.exec(message);
     if (!m) continue;
-    return ko.replace(/\$(\d)/g, (_, n) => m[Number(n)] ?? '');
+    return typeof ko === 'function' ? ko(m, columns || {}) : ko.replace(/\$(\d)/g, (_, n) => m[Number(n)] ?? '');
   }
   return message;
 }
@@ -81,7 +84,43 @@ const KO_FILE_RULES = [
   ['^the file has a quoted value starting on line (\\d+) that runs over several lines and has more text after its closing quote: check the quotes on line \\d+ \\(write "" for a quote inside a value\\) and upload again\\.$', '$1번째 줄에서 시작하는 따옴표 값이 여러 줄에 걸쳐 있고 닫는 따옴표 뒤에 글자가 더 있습니다. $1번째 줄의 따옴표를 확인하고(값 안의 따옴표는 ""로 쓰세요) 다시 올려 주세요.'],
 ].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
 
-/** A refusal of the whole file (the API's `error`) in `lang` ('ko' or 'en'); anything else as it came. */
-export function fileReason(message, lang) {
-  return lang === 'ko' ? translate(message, KO_FILE_RULES) : message;
+// The console API's other refusals a seller's page can meet (src/console/server.ts):
+// Redis away or slow, a replica that did not confirm, an internal error, the link, a cancel.
+const KO_API_RULES = [
+  ['^Redis does not answer: the console can neither read nor change anything until it does; try again in a moment\\.$', '서버(Redis)가 응답하지 않아 지금은 조회도 변경도 할 수 없습니다. 잠시 후 다시 시도하세요.'],
+  ['^Redis did not answer within ([\\d.]+) s: the sheet may still be queued once it answers\\. Look at your uploads before sending it again \\(sending the same file again queues nothing twice\\)\\.$',
+    '서버(Redis)가 $1초 안에 응답하지 않았습니다. 응답이 돌아오면 시트가 등록 대기열에 들어갈 수 있으니, 다시 보내기 전에 업로드 목록을 확인하세요 (같은 파일을 다시 보내도 두 번 등록되지 않습니다).'],
+  ['^the rows were written to the Redis master, but none of its (\\d+) replica\\(s\\) confirmed them within (\\d+) ms, so a failover now could lose them: check the replica, then upload the file again \\(nothing is enqueued twice\\)\\.$',
+    '행을 Redis 마스터에 기록했지만 복제본 $1개 중 어느 것도 $2ms 안에 확인하지 않아, 지금 장애 조치가 일어나면 사라질 수 있습니다. 운영자가 복제본을 확인한 뒤 파일을 다시 올려 주세요 (두 번 등록되지 않습니다).'],
+  ['^the console could not answer \\(an internal error was logged\\): try again in a moment\\.$', '콘솔이 응답하지 못했습니다 (내부 오류가 기록되었습니다). 잠시 후 다시 시도하세요.'],
+  ['^seller links are off on this console \\(CONSOLE_SECRET is not set\\): ask the operator\\.$', '이 콘솔에서는 판매자 링크를 쓸 수 없습니다 (CONSOLE_SECRET 미설정). 운영자에게 문의하세요.'],
+  ['^this seller link has expired: ask the operator for a new one\\.$', '판매자 링크가 만료되었습니다. 운영자에게 새 링크를 요청하세요.'],
+  ['^this seller link is not valid: ask the operator for a new one\\.$', '유효하지 않은 판매자 링크입니다. 운영자에게 새 링크를 요청하세요.'],
+  ['^a seller may cancel only its own uploads\\.$', '판매자는 자신의 업로드만 취소할 수 있습니다.'],
+  ['^no upload (".*") is known: check the id\\.$', '업로드 $1을(를) 찾을 수 없습니다. ID를 확인하세요.'],
+].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
+
+/** A refusal (the API's `error`: of the whole file, or of a request) in `lang` ('ko' or 'en'); anything else as it came. */
+export function errorReason(message, lang) {
+  return lang === 'ko' ? translate(translate(message, KO_FILE_RULES), KO_API_RULES) : message;
+}
+
+// The sheet reader's warnings (src/excel/: parse-products.ts, sniff-file.ts): the rows
+// that were read anyway, shown with the upload's summary.
+const KO_WARNING_RULES = [
+  ['^column (".*") repeats the (\\S+) column; only the first one is read\\.$', (m, columns) => `${m[1]} 열은 ${columns[m[2]] || m[2]} 열과 겹칩니다. 첫 번째 열만 읽었습니다.`],
+  ['^column ([A-Z]+) has no header in row 1, so its values \\(rows? ([\\d, ]+?)(?: and (\\d+) more)?\\) were not read: give it a header to send them to the marketplace, or clear it\\.$',
+    (m) => `${m[1]}열의 1행에 머리글이 없어 그 값(${m[2]}행${m[3] ? ` 외 ${m[3]}개` : ''})을 읽지 않았습니다. 마켓에 보내려면 머리글을 넣고, 아니면 값을 지우세요.`],
+  ['^rows? ([\\d, ]+) (?:is|are) the template\'s example \\((.+)\\): not registered\\.$', '$1행은 양식의 예시($2)라 등록하지 않습니다.'],
+  ['^columns? (.+) (?:is|are) kept in the reports but not sent: the built-in adapter sends only the fields of the template \\((.+)\\); set REGISTRATION_ADAPTER to send (?:them|it)\\.$',
+    (m, columns) => `${m[1]} 열은 결과 파일에는 남지만 마켓에 보내지 않습니다. 기본 어댑터는 양식의 항목(${m[2].split(', ').map((f) => columns[f] || f).join(', ')})만 보내며, 보내려면 운영자가 REGISTRATION_ADAPTER를 설정해야 합니다.`],
+  [`${THIS}holds an \\.xlsx workbook; it was read as \\.xlsx\\.$`, '이 파일은 .xlsx 통합 문서라서 .xlsx로 읽었습니다.'],
+].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
+
+/**
+ * A warning of the sheet reader in `lang` ('ko' or 'en'); anything else as it came.
+ * `columns`: the page's header for each field (sku -> 판매자상품코드), to name a field the Korean way.
+ */
+export function warningReason(message, lang, columns) {
+  return lang === 'ko' ? translate(message, KO_WARNING_RULES, columns) : message;
 }
