@@ -76,6 +76,16 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
   };
 }
 
+/** Shorter than this, a token or signing key can be guessed by trying (it guards every seller's data). */
+export const MIN_SECRET_CHARS = 16;
+
+/** A warning for each of the console's secrets that is set but short; the values themselves are never named. */
+export function shortSecretWarnings(settings: Config['console']): string[] {
+  return ([['CONSOLE_OPERATOR_TOKEN', settings.operatorToken], ['CONSOLE_SECRET', settings.secret]] as const)
+    .filter(([, value]) => value !== '' && value.length < MIN_SECRET_CHARS)
+    .map(([name, value]) => `${name} is only ${value.length} character${value.length === 1 ? '' : 's'} long, short enough to be guessed: set a random one of ${MIN_SECRET_CHARS} or more (for example \`openssl rand -hex 32\`)`);
+}
+
 export async function consoleCommand(config: Config, log: Logger, opts: { port?: number; strict?: boolean }): Promise<number> {
   const running = await startConsole(config, log, opts);
   const access = config.console.operatorToken === ''
@@ -83,6 +93,7 @@ export async function consoleCommand(config: Config, log: Logger, opts: { port?:
     : 'operator access needs CONSOLE_OPERATOR_TOKEN: open /ops?token=<token> once';
   log.info({ url: running.url }, `console listening on ${running.url}: operator page ${running.url}/ops; ${access}`);
   if (config.console.secret === '') log.warn('CONSOLE_SECRET is not set: seller links are off (set it, then `bulk-register console link --seller <id>`)');
+  for (const warning of shortSecretWarnings(config.console)) log.warn(warning);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
