@@ -160,8 +160,9 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     redisCpuRatio: limiter === 'bare' ? 1 : run.result.redisUsecPerRow === null ? null : round(run.result.redisUsecPerRow! / bareUsec),
     redisProcessCpuRatio: limiter === 'bare' ? 1 : run.result.redisCpuUsPerRow === null ? null : round(run.result.redisCpuUsPerRow! / bareCpu),
   });
-  // the limiters run several times (the default and rate-limiter-flexible): their rate and
-  // ratios are the medians of their runs, their other figures those of their median run by Redis's cost
+  // the limiters run several times (the default and rate-limiter-flexible): their rate, Redis
+  // costs and ratios are the medians of their runs (a cost and its ratio to bare's always the
+  // same median), their other figures those of their median run by Redis's cost
   const repeated: CapacityLimiter[] = ['sliding-window', 'rate-limiter-flexible'];
   const runsOf = (limiter: CapacityLimiter) => runs.filter((r) => r.limiter === limiter);
   const ours = runsOf('sliding-window');
@@ -170,6 +171,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     return {
       rowsPerSec: med((x) => x.rowsPerSec), throughputRatio: med((x) => x.throughputRatio),
       redisCpuRatio: med((x) => x.redisCpuRatio), redisProcessCpuRatio: med((x) => x.redisProcessCpuRatio),
+      redisUsecPerRow: med((x) => x.redisUsecPerRow ?? null), redisCpuUsPerRow: med((x) => x.redisCpuUsPerRow ?? null),
       tooMany: repeats.reduce((n, x) => n + x.tooMany, 0), runs: repeats.length, repeats,
     };
   };
@@ -181,6 +183,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   const reported = runs.filter((r, i) => (r.limiter === 'bare' ? i === runs.findIndex((x) => x.limiter === 'bare') : !repeated.includes(r.limiter) || middles.has(r)));
   const eachRun = (r: (typeof runs)[number]) => ({
     rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r),
+    redisUsecPerRow: r.run.result.redisUsecPerRow ?? null, redisCpuUsPerRow: r.run.result.redisCpuUsPerRow ?? null,
     firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99, smallSellerMs: r.run.result.smallSellerMs ?? null,
   });
   const fixedRate = fixed ? fixed.runs.reduce((n, r) => n + r.result.rowsPerSec!, 0) / fixed.runs.length : 0;
