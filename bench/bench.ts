@@ -16,7 +16,8 @@
  * For working on one part: BENCH_ONLY (limiters), BENCH_SCENARIOS, BENCH_ROUNDS
  * (default-limiter runs in many-sellers, 2), BENCH_CONCURRENCY and
  * BENCH_CAPACITY_PEERS (capacity), BENCH_DEBUG (window timings, Redis detail), and
- * BENCH_POOL_LOG (the pool's LOG_LEVEL; default error).
+ * BENCH_POOL_LOG (the pool's LOG_LEVEL; default error); BENCH_WORKER_PROF=<dir> writes
+ * a V8 CPU profile of each worker process there when the pool stops.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -292,6 +292,8 @@ export class Bench {
     const readyP = new Promise<void>((r) => { allReady = r; });
     const pool = new WorkerPool({
       processes, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
+      // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
+      ...(process.env.BENCH_WORKER_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] } : {}),
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === processes) allReady();

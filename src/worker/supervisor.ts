@@ -17,6 +17,8 @@ export interface PoolOptions {
   shutdownTimeoutMs: number;
   log: Logger;
   entry?: string;
+  /** Node flags added to the children's own (the bench's profiling: `--cpu-prof`). */
+  execArgv?: string[];
   onMessage?: (slot: number, message: ChildMessage) => void;
   /** Called when a slot's process (re)starts or exits: for metrics and /healthz. */
   onSlotChange?: (slot: number, up: boolean) => void;
@@ -55,7 +57,7 @@ export class WorkerPool {
       // them as light, but its size-over-speed code cost a worker 9-17 % more CPU per
       // row: bench capacity, interleaved 3 and 3 runs, 616-751 rows/s and 1,950-2,354
       // µs of worker CPU per row with it, 673-818 and 1,713-2,016 with this.
-      execArgv: ['--max-semi-space-size=2', '--heap-growing-percent=20'],
+      execArgv: ['--max-semi-space-size=2', '--heap-growing-percent=20', ...(this.opts.execArgv ?? [])],
     });
     this.children.set(slot, child);
     this.opts.onSlotChange?.(slot, true);
