@@ -9,8 +9,8 @@
     recentSends, recentSpanMs: the sends in the last span, and how long ago the
       oldest of them went (0 when none).
   A progress line asks for all four, so they share their reads: with no row
-  planned ahead (a seller below its rule) it makes 3 calls, where asking
-  for each figure on its own made 6.
+  planned ahead (a seller below its rule) it makes 3 or 4 calls, where
+  asking for each figure on its own made 5 or 6.
 ]]
 local function sellerPace(planKey, sentKey, limit, span, blockedUntil, now)
   local since = '(' .. (now - span)
