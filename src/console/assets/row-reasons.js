@@ -1,10 +1,11 @@
 // The sheet's row errors, its refusals of a whole file, its warnings and the
-// console API's other refusals a seller can meet, in the page's language. The API and the CLI keep them in English (`upload --json` is a
-// contract); the console shows a Korean seller the same reason in Korean, a row's
-// beside the column under its Korean header (the page's strings, `columns`; so
-// the Korean sentence does not name the column). Only the sheet reader's own
-// sentences (src/excel/) are translated: any other text, such as a reason the
-// marketplace's API gave, is shown as it came.
+// console API's other refusals a seller can meet, in the page's language. The
+// API and the CLI keep them in English (`upload --json` is a contract); the
+// console shows a Korean seller the same reason in Korean, a row's beside the
+// column under its Korean header (the page's strings, `columns`; so the Korean
+// sentence does not name the column). Only the sentences of the sheet reader
+// (src/excel/) and of the console's server are translated: any other text, such
+// as a reason the marketplace's API gave, is shown as it came.
 
 const FIELD = '(sku|name|price|stock|category|brand|description|imageUrl)';
 
@@ -100,9 +101,11 @@ const KO_API_RULES = [
   ['^no upload (".*") is known: check the id\\.$', '업로드 $1을(를) 찾을 수 없습니다. ID를 확인하세요.'],
 ].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
 
+const KO_ERROR_RULES = [...KO_FILE_RULES, ...KO_API_RULES];
+
 /** A refusal (the API's `error`: of the whole file, or of a request) in `lang` ('ko' or 'en'); anything else as it came. */
 export function errorReason(message, lang) {
-  return lang === 'ko' ? translate(translate(message, KO_FILE_RULES), KO_API_RULES) : message;
+  return lang === 'ko' ? translate(message, KO_ERROR_RULES) : message;
 }
 
 // The sheet reader's warnings (src/excel/: parse-products.ts, sniff-file.ts): the rows
