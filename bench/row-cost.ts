@@ -1,13 +1,15 @@
 /**
- * What a row costs one worker process in CPU: the default limiter against bare
- * BullMQ (the product's processor with no limiter and no counting), with nothing
- * else competing for the CPU. One worker process at a fixed concurrency, the
+ * What a row costs one worker process and the Redis server in CPU: the default
+ * limiter against bare BullMQ (the product's processor with no limiter and no
+ * counting) and rate-limiter-flexible (counted as the default's rows are), with
+ * nothing else competing for the CPU. One worker process at a fixed concurrency, the
  * mock API answering in 1-3 ms, each run's rows queued while the queue is
  * paused and then released at once. The pool's capacity runs are CPU-bound on a
  * 2-core host, so this is the figure their rows/s follow, without their noise.
  * `node dist/bench/row-cost.js` after a build; ROW_COST_ROUNDS (default 4)
- * interleaved rounds, each limiter first in every other one; ROW_COST_KINDS
- * (`none`, `sliding-window`) runs one of them alone, e.g. to profile its worker.
+ * interleaved rounds, the kinds' order turned round in every other one;
+ * ROW_COST_KINDS (`none`, `sliding-window`, `rate-limiter-flexible`, comma-separated)
+ * runs some of them, e.g. one alone to profile its worker.
  */
 import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
@@ -20,11 +22,12 @@ const ROWS = 50;
 const ROUNDS = Math.max(1, Number(process.env.ROW_COST_ROUNDS ?? 4) || 4);
 const CONCURRENCY = 16;
 
-type Kind = 'none' | 'sliding-window';
-/** ROW_COST_KINDS: one of them alone (e.g. to profile its worker), comma-separated; default both. */
-const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-window']) as Kind[];
+type Kind = 'none' | 'sliding-window' | 'rate-limiter-flexible';
+/** ROW_COST_KINDS: some of them (e.g. one alone to profile its worker), comma-separated; default all three. */
+const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-window', 'rate-limiter-flexible']) as Kind[];
+type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; rowsPerSec: number };
 
-async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<{ cpuUsPerRow: number; rowsPerSec: number }> {
+async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Figures> {
   const sellers = Array.from({ length: SELLERS }, (_, i) => `${kind}--${tag}${i}`);
   const queues = QueueSet.of(ctx.queue);
   await ctx.queue.pause();
@@ -41,12 +44,14 @@ async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<{ c
   const cpu0 = cpuMs(ctx.pids());
   const started = Date.now();
   await ctx.queue.resume();
+  const redis0 = cpuMs(bench.redisPids);
   while (registered() < total) await sleep(5);
   const wallMs = Date.now() - started;
   const cpu = cpuMs(ctx.pids()) - cpu0;
-  // the last counts and completions
+  // the last counts and completions, which Redis runs too
   await sleep(300);
-  return { cpuUsPerRow: Math.round((cpu * 1000) / total), rowsPerSec: Math.round((total / wallMs) * 1000) };
+  const redisCpu = cpuMs(bench.redisPids) - redis0;
+  return { cpuUsPerRow: Math.round((cpu * 1000) / total), redisCpuUsPerRow: Math.round((redisCpu * 1000) / total), rowsPerSec: Math.round((total / wallMs) * 1000) };
 }
 
 async function main(): Promise<void> {
@@ -54,7 +59,7 @@ async function main(): Promise<void> {
   const api = new MockRegistrationApi({ limit: 100_000, windowMs: 1000, latencyMs: { min: 1, max: 3 } });
   const port = await api.listen(await freePort());
   const bench = new Bench(api, server.url, `http://127.0.0.1:${port}`, { WORKER_CONCURRENCY: String(CONCURRENCY) });
-  const figures: Record<Kind, Array<{ cpuUsPerRow: number; rowsPerSec: number }>> = { none: [], 'sliding-window': [] };
+  const figures: Record<Kind, Figures[]> = { none: [], 'sliding-window': [], 'rate-limiter-flexible': [] };
   try {
     await bench.withPool('by-seller', async (ctx) => {
       // warm both paths first
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
         for (const kind of order) {
           const f = await run(bench, ctx, kind, `r${i}-`);
           figures[kind].push(f);
-          process.stdout.write(`round ${i + 1} ${kind.padEnd(14)} ${String(f.cpuUsPerRow).padStart(5)} µs CPU/row, ${f.rowsPerSec} rows/s\n`);
+          process.stdout.write(`round ${i + 1} ${kind.padEnd(21)} worker ${String(f.cpuUsPerRow).padStart(5)} µs CPU/row, Redis ${String(f.redisCpuUsPerRow).padStart(4)} µs CPU/row, ${f.rowsPerSec} rows/s\n`);
         }
       }
     }, { QUEUE_PREFIX: '{row-cost}' }, 1);
@@ -72,9 +77,11 @@ async function main(): Promise<void> {
     await api.close();
     await server.stop();
   }
-  const med = (k: Kind) => median(figures[k].map((f) => f.cpuUsPerRow));
-  if (KINDS.length < 2) return;
-  process.stdout.write(`median CPU per row: bare ${med('none')} µs, default limiter ${med('sliding-window')} µs (${(med('sliding-window') / med('none')).toFixed(3)}x)\n`);
+  const med = (k: Kind, f: keyof Figures) => median(figures[k].map((x) => x[f]));
+  for (const f of ['cpuUsPerRow', 'redisCpuUsPerRow'] as const) {
+    const cells = KINDS.map((k) => `${k} ${med(k, f)} µs${KINDS.includes('none') && k !== 'none' ? ` (${(med(k, f) / med('none', f)).toFixed(3)}x)` : ''}`);
+    process.stdout.write(`median ${f === 'cpuUsPerRow' ? 'worker' : 'Redis'} CPU per row: ${cells.join(', ')}\n`);
+  }
 }
 
 main().then(
