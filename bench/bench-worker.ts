@@ -8,6 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
 import { makeLimiter, type LimiterKind } from './alt-limiters.js';
+import { traceGrants } from './grant-trace.js';
 
 const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
 // the settings the bench checked, as the product's pool hands them over (worker-main.ts)
@@ -17,7 +18,13 @@ const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
 // the product's pool reads the pauses every 100 ms: ours pays for it here too, bare BullMQ and the peers do not
 const pauses = kind === 'sliding-window' || kind === 'by-seller';
-runWorkerProcess(config, log, { makeLimiter: (redis, settings) => makeLimiter(kind, redis, settings), queueLimiter, pauses }).catch((err: Error) => {
+// BENCH_DEBUG: the bench names a directory for the grants' trace (grant-trace.ts)
+const traceDir = process.env.BENCH_GRANT_TRACE;
+runWorkerProcess(config, log, {
+  makeLimiter: (redis, settings) => (traceDir ? traceGrants(makeLimiter(kind, redis, settings), traceDir) : makeLimiter(kind, redis, settings)),
+  queueLimiter,
+  pauses,
+}).catch((err: Error) => {
   log.error({ err }, 'bench worker failed');
   process.exit(1);
 });

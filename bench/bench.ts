@@ -20,7 +20,8 @@
  * a V8 CPU profile of each worker process there when the pool stops.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRedisServer, freePort } from '../src/dev/redis-server.js';
 import { namespaceOf, sellerKeys } from '../src/keys.js';
@@ -33,12 +34,16 @@ import { clusterSequence } from './scenarios/cluster.js';
 import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
 import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
+import { readGrants } from './grant-trace.js';
 import {
   BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sleep, startProducer,
   type Ctx, type ScenarioResult,
 } from './harness.js';
 
 type Throttled = 'single-500' | 'single-2000' | 'three-sellers';
+
+/** BENCH_DEBUG: where the worker processes trace their grants and places (grant-trace.ts); they inherit the variable. */
+const GRANT_TRACE = process.env.BENCH_DEBUG ? (process.env.BENCH_GRANT_TRACE = mkdtempSync(join(tmpdir(), 'bench-grants-'))) : '';
 
 /** Runs the scenarios one after the other on a pool, each on its own sellers (`{kind}--...`). */
 async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Throttled[], ctx: Ctx): Promise<{ results: ScenarioResult[]; chart: number[] }> {
@@ -69,6 +74,17 @@ async function throttledScenarios(bench: Bench, kind: LimiterKind, names: Thrott
           say(`    last window's arrivals (ms): ${f.times.slice(-RULE.limit).map((x) => x - f.times.at(-RULE.limit)!).join(' ')}`);
           const answered = bench.api.sellerStats(seller)?.answered ?? [];
           say(`    first arrival of each window after the window before's first answer + W + G (ms): ${Array.from({ length: Math.ceil(rows / RULE.limit) - 1 }, (_, k) => f.times[(k + 1) * RULE.limit]! - answered[k * RULE.limit]! - RULE.windowMs - RULE.guardMs).join(' ')}`);
+          // the same start, split: the limiter's grant after the window before's first place + W + G, then the way to the API
+          const { grants, places } = readGrants(GRANT_TRACE, seller);
+          if (grants.length === rows) {
+            const windows = Array.from({ length: Math.ceil(rows / RULE.limit) - 1 }, (_, k) => (k + 1) * RULE.limit);
+            say(`    first grant of each window after the window before's first place + W + G (ms): ${windows.map((i) => grants[i]! - places[i - RULE.limit]! - RULE.windowMs - RULE.guardMs).join(' ')}`);
+            say(`    its arrival after its grant (ms): ${windows.map((i) => f.times[i]! - grants[i]!).join(' ')}; every row's (the n-th arrival after the n-th grant), median ${median(f.times.map((t, i) => t - grants[i]!))} ms`);
+            const lasts = windows.map((i) => Math.min(rows, i + RULE.limit) - 1);
+            say(`    last grant of each window after the window before's last place + W + G (ms): ${lasts.map((i) => grants[i]! - places[i - RULE.limit]! - RULE.windowMs - RULE.guardMs).join(' ')}`);
+            say(`    last place of each window after its last arrival (ms): ${[...windows.map((i) => i - 1), rows - 1].map((i) => places[i]! - f.times[i]!).join(' ')}`);
+            say(`    last arrival after its grant (ms): ${lasts.map((i) => f.times[i]! - grants[i]!).join(' ')}`);
+          }
         }
         if (rows === 500) chart = f.times.map((x) => x - f.times[0]!);
         return scenario({
