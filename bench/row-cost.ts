@@ -25,7 +25,13 @@ const CONCURRENCY = 16;
 type Kind = 'none' | 'sliding-window' | 'rate-limiter-flexible';
 /** ROW_COST_KINDS: some of them (e.g. one alone to profile its worker), comma-separated; default all three. */
 const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-window', 'rate-limiter-flexible']) as Kind[];
-type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; rowsPerSec: number };
+type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; scriptUsPerRow: number; rowsPerSec: number };
+
+/** Redis's time inside scripts so far (INFO commandstats, EVALSHA and EVAL: their inner commands included), µs. */
+async function scriptUsec(ctx: Ctx): Promise<number> {
+  const stats = await ctx.redis.info('commandstats');
+  return [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=\d+,usec=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+}
 
 async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Figures> {
   const sellers = Array.from({ length: SELLERS }, (_, i) => `${kind}--${tag}${i}`);
@@ -45,13 +51,18 @@ async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Fig
   const started = Date.now();
   await ctx.queue.resume();
   const redis0 = cpuMs(bench.redisPids);
+  const scripts0 = await scriptUsec(ctx);
   while (registered() < total) await sleep(5);
   const wallMs = Date.now() - started;
   const cpu = cpuMs(ctx.pids()) - cpu0;
   // the last counts and completions, which Redis runs too
   await sleep(300);
   const redisCpu = cpuMs(bench.redisPids) - redis0;
-  return { cpuUsPerRow: Math.round((cpu * 1000) / total), redisCpuUsPerRow: Math.round((redisCpu * 1000) / total), rowsPerSec: Math.round((total / wallMs) * 1000) };
+  const scripts = (await scriptUsec(ctx)) - scripts0;
+  return {
+    cpuUsPerRow: Math.round((cpu * 1000) / total), redisCpuUsPerRow: Math.round((redisCpu * 1000) / total),
+    scriptUsPerRow: Math.round((scripts / total) * 10) / 10, rowsPerSec: Math.round((total / wallMs) * 1000),
+  };
 }
 
 async function main(): Promise<void> {
@@ -60,6 +71,7 @@ async function main(): Promise<void> {
   const port = await api.listen(await freePort());
   const bench = new Bench(api, server.url, `http://127.0.0.1:${port}`, { WORKER_CONCURRENCY: String(CONCURRENCY) });
   const figures: Record<Kind, Figures[]> = { none: [], 'sliding-window': [], 'rate-limiter-flexible': [] };
+  const ROUND_FIGURES = ['cpuUsPerRow', 'redisCpuUsPerRow', 'scriptUsPerRow'] as const;
   try {
     await bench.withPool('by-seller', async (ctx) => {
       // warm both paths first
@@ -69,7 +81,7 @@ async function main(): Promise<void> {
         for (const kind of order) {
           const f = await run(bench, ctx, kind, `r${i}-`);
           figures[kind].push(f);
-          process.stdout.write(`round ${i + 1} ${kind.padEnd(21)} worker ${String(f.cpuUsPerRow).padStart(5)} µs CPU/row, Redis ${String(f.redisCpuUsPerRow).padStart(4)} µs CPU/row, ${f.rowsPerSec} rows/s\n`);
+          process.stdout.write(`round ${i + 1} ${kind.padEnd(21)} worker ${String(f.cpuUsPerRow).padStart(5)} µs CPU/row, Redis ${String(f.redisCpuUsPerRow).padStart(4)} µs CPU/row (${f.scriptUsPerRow} µs in scripts), ${f.rowsPerSec} rows/s\n`);
         }
       }
     }, { QUEUE_PREFIX: '{row-cost}' }, 1);
@@ -78,9 +90,13 @@ async function main(): Promise<void> {
     await server.stop();
   }
   const med = (k: Kind, f: keyof Figures) => median(figures[k].map((x) => x[f]));
-  for (const f of ['cpuUsPerRow', 'redisCpuUsPerRow'] as const) {
-    const cells = KINDS.map((k) => `${k} ${med(k, f)} µs${KINDS.includes('none') && k !== 'none' ? ` (${(med(k, f) / med('none', f)).toFixed(3)}x)` : ''}`);
-    process.stdout.write(`median ${f === 'cpuUsPerRow' ? 'worker' : 'Redis'} CPU per row: ${cells.join(', ')}\n`);
+  // the rounds slow down as the run goes on (all kinds alike): a ratio is taken within each round, then its median
+  const base: Kind = KINDS.includes('none') ? 'none' : KINDS.at(-1)!;
+  const ratio = (k: Kind, f: keyof Figures) => median(figures[k].map((x, i) => x[f] / figures[base][i]![f])).toFixed(3);
+  for (const f of ROUND_FIGURES) {
+    const what = { cpuUsPerRow: 'worker CPU', redisCpuUsPerRow: 'Redis CPU', scriptUsPerRow: 'Redis time in scripts' }[f];
+    const cells = KINDS.map((k) => `${k} ${med(k, f)} µs${k !== base ? ` (${ratio(k, f)}x of ${base}'s, round by round)` : ''}`);
+    process.stdout.write(`median ${what} per row: ${cells.join(', ')}\n`);
   }
 }
 
