@@ -16,7 +16,7 @@ const config = JSON.parse(process.env[WORKER_CONFIG_ENV]!) as Config;
 const [max, duration] = (process.env.BENCH_QUEUE_LIMITER ?? '').split('/').map(Number);
 const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
-// the product's pool reads the pauses every 100 ms: ours pays for it here too, bare BullMQ and the peers do not
+// the product's pool reads the pauses (once for the pool, every 100 ms: steer-relay.ts): ours pays for it here too, bare BullMQ and the peers do not
 const pauses = kind === 'sliding-window' || kind === 'by-seller';
 // BENCH_DEBUG: the bench names a directory for the grants' trace (grant-trace.ts)
 const traceDir = process.env.BENCH_GRANT_TRACE;

@@ -15,7 +15,7 @@ import { Cluster } from 'ioredis';
 import { loadConfig, type Config } from '../src/config.js';
 import type { LoadedSheet } from '../src/excel/load-sheet.js';
 import { sampleProducts } from '../src/fixtures/build-sheet.js';
-import { QUEUE_NAME } from '../src/keys.js';
+import { QUEUE_NAME, namespaceOf } from '../src/keys.js';
 import { createLogger } from '../src/logger.js';
 import type { MockRegistrationApi } from '../src/mock-api/server.js';
 import { workerConfigEnv } from '../src/worker/worker-config.js';
@@ -290,8 +290,13 @@ export class Bench {
     let ready = 0;
     let allReady: () => void = () => undefined;
     const readyP = new Promise<void>((r) => { allReady = r; });
+    // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts);
+    // bare BullMQ and the peers read none (bench-worker.ts)
+    const steerRedis = kind === 'sliding-window' || kind === 'by-seller' ? createRedis(config, 'worker') : undefined;
+    await steerRedis?.connect();
     const pool = new WorkerPool({
       processes, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
+      ...(steerRedis ? { steering: { redis: steerRedis, ns: namespaceOf(config.queuePrefix) } } : {}),
       // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
       ...(process.env.BENCH_WORKER_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] } : {}),
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
@@ -317,6 +322,7 @@ export class Bench {
       connection.disconnect();
       redis.disconnect();
       await pool.stop();
+      steerRedis?.disconnect();
     }
   }
 

@@ -55,6 +55,8 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     log,
     onMessage: (_slot, m) => metrics.onMessage(m),
     onSlotChange: (slot, up) => metrics.slot(slot, up),
+    // pauses, cancels and the outage: read here once for every process (steering/steer-relay.ts)
+    steering: { redis, ns: namespaceOf(config.queuePrefix) },
   });
   pool.start();
   // uploads whose counters fell behind their finished jobs (a lossy failover on a cluster) are healed

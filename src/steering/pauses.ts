@@ -235,11 +235,15 @@ export class PauseWatch {
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
   private readonly upListeners: Array<() => void> = [];
 
-  constructor(private readonly redis: RedisClient, private readonly ns: string) {}
+  /**
+   * @param readEveryMs how often the process reads the hash itself: PAUSE_POLL_MS, or
+   * RELAYED_READ_MS when its supervisor sends it each change (steering/steer-relay.ts, apply)
+   */
+  constructor(private readonly redis: RedisClient, private readonly ns: string, private readonly readEveryMs = PAUSE_POLL_MS) {}
 
   async start(): Promise<void> {
     await this.refresh().catch(() => undefined);
-    this.timer = setInterval(() => void this.refresh().catch(() => undefined), PAUSE_POLL_MS);
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.readEveryMs);
     this.timer.unref();
   }
 
@@ -247,16 +251,25 @@ export class PauseWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      const all = await this.redis.hgetall(steerKey(this.ns));
-      this.pauses = pausesIn(all);
-      this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
-      const wasDown = this.down !== undefined;
-      this.down = parseApiDown(all[API_DOWN]);
-      if (wasDown && !this.down) for (const l of this.upListeners) l();
-      for (const l of this.listeners) l(this.pauses);
+      this.apply(await this.redis.hgetall(steerKey(this.ns)));
     } finally {
       this.reading = false;
     }
+  }
+
+  /** Takes in the steering hash, read here or sent by the supervisor. */
+  apply(all: Record<string, string>): void {
+    this.pauses = pausesIn(all);
+    this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
+    const wasDown = this.down !== undefined;
+    this.down = parseApiDown(all[API_DOWN]);
+    if (wasDown && !this.down) for (const l of this.upListeners) l();
+    this.recheck();
+  }
+
+  /** Runs the onRead listeners on the pauses in force (e.g. after the credentials file changed). */
+  recheck(): void {
+    for (const l of this.listeners) l(this.pauses);
   }
 
   /** Called after each read (e.g. to lift credentials pauses whose credentials changed). */

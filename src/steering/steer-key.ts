@@ -1,6 +1,8 @@
 /**
- * Everything that steers the pool, in one hash that every worker process reads
- * with one HGETALL every PAUSE_POLL_MS (steering/pauses.ts PauseWatch):
+ * Everything that steers the pool, in one hash read with one HGETALL every
+ * PAUSE_POLL_MS: by the pool's supervisor, which sends each change to its
+ * processes (steering/steer-relay.ts), or by a process on its own
+ * (steering/pauses.ts PauseWatch):
  *
  *   `{ns}:steer`  hash
  *     pause:<sellerId>  JSON Pause   a seller's pause (`pause:*`: every seller)

@@ -1,7 +1,9 @@
 /** IPC between the pool supervisor and its worker processes. */
 import type { ProcessorEvent } from './processor.js';
+import type { SteeringMessage } from '../steering/steer-relay.js';
 
-export type SupervisorMessage = { type: 'shutdown' };
+/** `steering`: the steering hash, sent when it changed (steering/steer-relay.ts). */
+export type SupervisorMessage = { type: 'shutdown' } | SteeringMessage;
 
 export type ChildMessage =
   | { type: 'ready' }

@@ -6,6 +6,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.js';
+import type { RedisClient } from '../redis.js';
+import { STEERING_RELAYED_ENV, SteeringRelay } from '../steering/steer-relay.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
 
 export const WORKER_ENTRY = fileURLToPath(new URL('./worker-main.js', import.meta.url));
@@ -22,17 +24,23 @@ export interface PoolOptions {
   onMessage?: (slot: number, message: ChildMessage) => void;
   /** Called when a slot's process (re)starts or exits: for metrics and /healthz. */
   onSlotChange?: (slot: number, up: boolean) => void;
+  /** Read the steering hash once for the pool and send it to the processes when it changes (steering/steer-relay.ts). */
+  steering?: { redis: RedisClient; ns: string };
 }
 
 export class WorkerPool {
   private readonly children = new Map<number, ChildProcess>();
   private readonly restarts = new Map<number, number[]>();
   private stopping = false;
+  private readonly relay: SteeringRelay | undefined;
   restartCount = 0;
 
-  constructor(private readonly opts: PoolOptions) {}
+  constructor(private readonly opts: PoolOptions) {
+    if (opts.steering) this.relay = new SteeringRelay(opts.steering.redis, opts.steering.ns, (m) => this.broadcast(m));
+  }
 
   start(): void {
+    this.relay?.start();
     for (let slot = 0; slot < this.opts.processes; slot++) this.spawn(slot);
     this.opts.log.info({ processes: this.opts.processes }, 'worker pool started');
   }
@@ -47,7 +55,7 @@ export class WorkerPool {
 
   private spawn(slot: number): void {
     const child = fork(this.opts.entry ?? WORKER_ENTRY, [], {
-      env: this.opts.env,
+      env: this.relay ? { ...this.opts.env, [STEERING_RELAYED_ENV]: '1' } : this.opts.env,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // A worker holds a few small jobs at a time: a small young generation keeps 16
       // of them light (about 15 MB less each) at the cost of more, shorter scavenges,
@@ -81,9 +89,17 @@ export class WorkerPool {
     });
   }
 
+  /** Sends every running process the message; one that cannot take it now reads the hash itself later. */
+  private broadcast(message: SupervisorMessage): void {
+    for (const c of this.children.values()) {
+      if (c.connected) c.send(message, (err) => void err);
+    }
+  }
+
   /** Asks every process to finish and exit; kills any still there after the timeout. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.relay?.stop();
     const alive = [...this.children.values()];
     const exited = alive.map((c) => new Promise<void>((resolve) => {
       if (c.exitCode !== null || c.signalCode !== null) resolve();

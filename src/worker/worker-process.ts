@@ -15,11 +15,12 @@ import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
 import { Redactor } from '../registration/redactor.js';
 import { SellerTokens } from '../registration/tokens.js';
-import { PauseWatch, releaseHeld, resumeSeller } from '../steering/pauses.js';
+import { PAUSE_POLL_MS, PauseWatch, releaseHeld, resumeSeller } from '../steering/pauses.js';
 import { QueueSet } from '../queue.js';
 import { backoffWithJitter, createProcessor, type ProcessResult, type ProcessorEvent } from './processor.js';
 import type { RegistrationJob } from '../queue.js';
 import type { ChildMessage, SupervisorMessage } from './messages.js';
+import { RELAYED_READ_MS, STEERING_RELAYED_ENV } from '../steering/steer-relay.js';
 import { createWakeKicker } from './wake-kick.js';
 import { guardClusterFailover, guardLostWrites } from './lost-writes-guard.js';
 import { resolveShardPrefixes } from '../queue.js';
@@ -130,9 +131,11 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   };
   const ns = namespaceOf(config.queuePrefix);
   const tokens = adapter.tokens ? new SellerTokens({ redis, ns, client, credentials, redactor, log, timeoutMs: config.apiTimeoutMs }) : undefined;
-  // pauses (operator's and credentials') are read every PAUSE_POLL_MS; a credentials
+  // pauses (operator's and credentials'), cancels and the outage: read every PAUSE_POLL_MS, by the
+  // supervisor for the whole pool when it relays them (steering/steer-relay.ts); a credentials
   // pause ends once the seller's credentials in the file are not the ones refused
-  const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns);
+  const relayed = process.env[STEERING_RELAYED_ENV] === '1' && process.send !== undefined;
+  const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns, relayed ? RELAYED_READ_MS : PAUSE_POLL_MS);
   // the queues this process promotes delayed rows on: rows held for a pause or an outage, rows deferred under a rule since raised
   const promoting = QueueSet.on(redis, []);
   pauses?.onRead((now) => {
@@ -143,6 +146,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
         .catch((err: Error) => log.warn({ err, sellerId }, 'could not resume a seller whose credentials changed'));
     }
   });
+  credentials.onChange(() => pauses?.recheck());
   // The worker's BullMQ commands share the limiter's connection, so a row's count reaches
   // Redis before its job is finished (countAhead): always on a single Redis; on a cluster
   // when the seller is pinned to the job's shard (seller-home.ts), its keys then being in
@@ -249,6 +253,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   if (process.send !== undefined && !process.connected) stop('the supervisor went away');
   process.on('message', (m: SupervisorMessage) => {
     if (m?.type === 'shutdown') stop('pool shutdown');
+    else if (m?.type === 'steering') pauses?.apply(m.all);
   });
 
   // Every queue shard: this process's QUEUE_SHARDS, and every queue an upload went to
