@@ -15,6 +15,8 @@ import { RateLimiterFlexiblePeer } from './peers/rate-limiter-flexible.js';
  * per-seller limiter ('none'); see bench-worker.ts.
  */
 export type LimiterKind = 'sliding-window' | 'rate-limiter-flexible' | 'bottleneck' | 'token-bucket' | 'naive' | 'none';
+/** A pool of this kind runs the default limiter, so it obeys pauses as the product's pool does; bare BullMQ and the peers do not. */
+export const readsPauses = (kind: LimiterKind | 'by-seller') => kind === 'sliding-window' || kind === 'by-seller';
 
 class TokenBucketLimiter extends CountingLimiter {
   async acquire(sellerId: string): Promise<Permit> {

@@ -7,7 +7,7 @@ import type { Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
-import { makeLimiter, type LimiterKind } from './alt-limiters.js';
+import { makeLimiter, readsPauses, type LimiterKind } from './alt-limiters.js';
 import { traceGrants } from './grant-trace.js';
 
 const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
@@ -16,14 +16,12 @@ const config = JSON.parse(process.env[WORKER_CONFIG_ENV]!) as Config;
 const [max, duration] = (process.env.BENCH_QUEUE_LIMITER ?? '').split('/').map(Number);
 const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
-// the product's pool reads the pauses (once for the pool, every 100 ms: steer-relay.ts): ours pays for it here too, bare BullMQ and the peers do not
-const pauses = kind === 'sliding-window' || kind === 'by-seller';
 // BENCH_DEBUG: the bench names a directory for the grants' trace (grant-trace.ts)
 const traceDir = process.env.BENCH_GRANT_TRACE;
 runWorkerProcess(config, log, {
   makeLimiter: (redis, settings) => (traceDir ? traceGrants(makeLimiter(kind, redis, settings), traceDir) : makeLimiter(kind, redis, settings)),
   queueLimiter,
-  pauses,
+  pauses: readsPauses(kind),
 }).catch((err: Error) => {
   log.error({ err }, 'bench worker failed');
   process.exit(1);

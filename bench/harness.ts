@@ -23,7 +23,7 @@ import { PACKAGE_ROOT } from '../src/paths.js';
 import { bullConnection, createRedis, type RedisClient } from '../src/redis.js';
 import { jobIdFor, jobOptions, type RegistrationJob } from '../src/queue.js';
 import { WorkerPool } from '../src/worker/supervisor.js';
-import type { LimiterKind } from './alt-limiters.js';
+import { readsPauses, type LimiterKind } from './alt-limiters.js';
 import type { ProducerPlan, ProducerTimes } from './producer-child.js';
 
 export type PoolKind = LimiterKind | 'by-seller';
@@ -290,13 +290,12 @@ export class Bench {
     let ready = 0;
     let allReady: () => void = () => undefined;
     const readyP = new Promise<void>((r) => { allReady = r; });
-    // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts);
-    // bare BullMQ and the peers read none (bench-worker.ts)
-    const steerRedis = kind === 'sliding-window' || kind === 'by-seller' ? createRedis(config, 'worker') : undefined;
-    await steerRedis?.connect();
+    const redis = createRedis(config, 'worker');
+    await redis.connect();
     const pool = new WorkerPool({
       processes, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
-      ...(steerRedis ? { steering: { redis: steerRedis, ns: namespaceOf(config.queuePrefix) } } : {}),
+      // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts)
+      ...(readsPauses(kind) ? { steering: { redis, ns: namespaceOf(config.queuePrefix) } } : {}),
       // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
       ...(process.env.BENCH_WORKER_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] } : {}),
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
@@ -307,8 +306,6 @@ export class Bench {
       },
     });
     pool.start();
-    const redis = createRedis(config, 'worker');
-    await redis.connect();
     const connection = bullConnection(config, 'worker');
     const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
     try {
@@ -322,7 +319,6 @@ export class Bench {
       connection.disconnect();
       redis.disconnect();
       await pool.stop();
-      steerRedis?.disconnect();
     }
   }
 
