@@ -248,8 +248,8 @@ WORKER_CONCURRENCY, after full-size warm-up runs (bare BullMQ, the default limit
 past the finished jobs BullMQ keeps (so every run pays their removal). The default limiter runs ${ours?.runs ?? 1} times, each run
 paired with one of rate-limiter-flexible (${rlf?.runs ?? 1} in all), every other pair in the other order (the pool gets
 cheaper per row from run to run), beside runs of bare BullMQ, and every ratio divides by the mean of the bare runs; for both,
-rows/s, Redis costs and ratios are the medians of their runs (each run below the table), their other figures those of their median
-run by Redis's cost (in commands). BullMQ's queue-wide limiter gets a
+rows/s, Redis costs, ratios, first registrations and the small seller are each the median of their runs (each run below the
+table), the seller spans, ramp and RSS those of their median run by Redis's cost (in commands). BullMQ's queue-wide limiter gets a
 pool of its own and is stopped after a few seconds; each other peer is stopped at 20 s (the slowest would take
 the bench past 10 minutes), and a stopped run's figures cover the rows registered by then.
 

@@ -111,7 +111,7 @@ export interface ScenarioResult {
   fixedBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
   repeats?: Array<{
     rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null;
-    redisUsecPerRow?: number | null; redisCpuUsPerRow?: number | null; firstRegistrationP99Ms?: number; smallSellerMs?: number | null;
+    redisUsecPerRow?: number | null; redisCpuUsPerRow?: number | null; firstRegistrationP50Ms?: number; firstRegistrationP99Ms?: number; firstRegistrationMaxMs?: number; smallSellerMs?: number | null;
   }>;
 }
 

@@ -4,9 +4,10 @@
  * CAPACITY_REPEATS times, each run paired with one of rate-limiter-flexible (the
  * peer it is compared with figure by figure; every other pair in the other order),
  * beside bare BullMQ runs, and every
- * ratio divides by the mean of the bare runs. For both, rows/s and ratios are the
- * medians of their runs, their other figures those of their median run by Redis's
- * cost, and every run is listed with them: one run's ratio moves by a tenth or
+ * ratio divides by the mean of the bare runs. For both, rows/s, ratios, Redis costs,
+ * first registrations and the small seller are each the median of their runs, the
+ * spans, ramp and RSS those of their median run by Redis's cost, and every run is
+ * listed with them: one run's ratio moves by a tenth or
  * more on this 2-core machine. BullMQ's own limiter is queue-wide, so it gets a pool of
  * its own (the same processes and concurrency, with the Worker's `limiter`
  * option) and a time limit: at L per W for the whole queue it would need 200 s
@@ -161,8 +162,9 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     redisProcessCpuRatio: limiter === 'bare' ? 1 : run.result.redisCpuUsPerRow === null ? null : round(run.result.redisCpuUsPerRow! / bareCpu),
   });
   // the limiters run several times (the default and rate-limiter-flexible): their rate, Redis
-  // costs and ratios are the medians of their runs (a cost and its ratio to bare's always the
-  // same median), their other figures those of their median run by Redis's cost
+  // costs, ratios, first registrations and small seller are each the median of their runs (a
+  // cost and its ratio to bare's always the same median), their other figures (the spans, the
+  // ramp, RSS) those of their median run by Redis's cost
   const repeated: CapacityLimiter[] = ['sliding-window', 'rate-limiter-flexible'];
   const runsOf = (limiter: CapacityLimiter) => runs.filter((r) => r.limiter === limiter);
   const ours = runsOf('sliding-window');
@@ -172,6 +174,8 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       rowsPerSec: med((x) => x.rowsPerSec), throughputRatio: med((x) => x.throughputRatio),
       redisCpuRatio: med((x) => x.redisCpuRatio), redisProcessCpuRatio: med((x) => x.redisProcessCpuRatio),
       redisUsecPerRow: med((x) => x.redisUsecPerRow ?? null), redisCpuUsPerRow: med((x) => x.redisCpuUsPerRow ?? null),
+      firstRegistrationMs: { p50: med((x) => x.firstRegistrationP50Ms ?? null), p99: med((x) => x.firstRegistrationP99Ms ?? null), max: med((x) => x.firstRegistrationMaxMs ?? null) },
+      smallSellerMs: repeats.some((x) => x.smallSellerMs !== null) ? med((x) => x.smallSellerMs ?? null) : null,
       tooMany: repeats.reduce((n, x) => n + x.tooMany, 0), runs: repeats.length, repeats,
     };
   };
@@ -184,7 +188,8 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   const eachRun = (r: (typeof runs)[number]) => ({
     rowsPerSec: r.run.result.rowsPerSec!, tooMany: r.run.result.tooMany, ...ratiosOf(r),
     redisUsecPerRow: r.run.result.redisUsecPerRow ?? null, redisCpuUsPerRow: r.run.result.redisCpuUsPerRow ?? null,
-    firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99, smallSellerMs: r.run.result.smallSellerMs ?? null,
+    firstRegistrationP50Ms: r.run.result.firstRegistrationMs!.p50, firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99,
+    firstRegistrationMaxMs: r.run.result.firstRegistrationMs!.max, smallSellerMs: r.run.result.smallSellerMs ?? null,
   });
   const fixedRate = fixed ? fixed.runs.reduce((n, r) => n + r.result.rowsPerSec!, 0) / fixed.runs.length : 0;
   const results = reported.map((entry) => ({
@@ -205,7 +210,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(', ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
   for (const limiter of repeated) {
     const mine = runsOf(limiter);
-    if (mine.length > 1) say(`  capacity ${limiter}, each run: ${mine.map((r) => { const x = eachRun(r); return `${x.throughputRatio} of bare, Redis ${x.redisCpuRatio}× / ${x.redisProcessCpuRatio}×, first registration p99 ${x.firstRegistrationP99Ms} ms, small seller ${x.smallSellerMs ?? '–'} ms`; }).join('; ')} (the median by Redis's cost is reported)`);
+    if (mine.length > 1) say(`  capacity ${limiter}, each run: ${mine.map((r) => { const x = eachRun(r); return `${x.throughputRatio} of bare, Redis ${x.redisCpuRatio}× / ${x.redisProcessCpuRatio}×, first registration p99 ${x.firstRegistrationP99Ms} ms, small seller ${x.smallSellerMs ?? '–'} ms`; }).join('; ')} (each figure's median is reported)`);
   }
   return { results, idleCommandsPerSec: idle, redisScheduling };
 }
