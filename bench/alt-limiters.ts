@@ -5,9 +5,26 @@
  */
 import type { RedisClient } from '../src/redis.js';
 import { SellerLimiter, type CompleteArgs, type FinalOutcome, type LimiterSettings, type Permit, type PermitLimiter, type QueueKeys, type FinishedRow } from '../src/rate-limit/limiter.js';
-import { BottleneckPeer } from './peers/bottleneck.js';
 import { CountingLimiter, granted, denied } from './peers/counting.js';
-import { RateLimiterFlexiblePeer } from './peers/rate-limiter-flexible.js';
+
+/**
+ * The peers' libraries, loaded only by a pool that runs them (loadPeers): a pool of
+ * the default limiter or bare BullMQ measures a worker's memory as the product's has it.
+ */
+type PeerClass = new (redis: RedisClient, settings: LimiterSettings) => PermitLimiter;
+const peers: Partial<Record<'rate-limiter-flexible' | 'bottleneck', PeerClass>> = {};
+
+/** Loads the peer libraries a pool of `kind` uses; before any makeLimiter of it. */
+export async function loadPeers(kind: LimiterKind | 'by-seller'): Promise<void> {
+  if (kind === 'rate-limiter-flexible' || kind === 'by-seller') peers['rate-limiter-flexible'] = (await import('./peers/rate-limiter-flexible.js')).RateLimiterFlexiblePeer;
+  if (kind === 'bottleneck' || kind === 'by-seller') peers.bottleneck = (await import('./peers/bottleneck.js')).BottleneckPeer;
+}
+
+function peer(kind: 'rate-limiter-flexible' | 'bottleneck'): PeerClass {
+  const loaded = peers[kind];
+  if (!loaded) throw new Error(`${kind} is not loaded: call loadPeers first`);
+  return loaded;
+}
 
 /**
  * The limiters a seller's rows can go through in the bench. `bullmq-limiter` is
@@ -95,8 +112,8 @@ export function makeLimiter(kind: LimiterKind | 'by-seller', redis: RedisClient,
   switch (kind) {
     case 'by-seller': return new BySellerLimiter(redis, settings);
     case 'sliding-window': return new SellerLimiter(redis, settings);
-    case 'rate-limiter-flexible': return new RateLimiterFlexiblePeer(redis, settings);
-    case 'bottleneck': return new BottleneckPeer(redis, settings);
+    case 'rate-limiter-flexible':
+    case 'bottleneck': return new (peer(kind))(redis, settings);
     case 'token-bucket': return new TokenBucketLimiter(redis, settings);
     case 'naive': return new NaiveLimiter(redis, settings);
     case 'none': return new NoLimiter(settings);

@@ -7,7 +7,7 @@ import type { Config } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 import { runWorkerProcess } from '../src/worker/worker-process.js';
-import { makeLimiter, readsPauses, type LimiterKind } from './alt-limiters.js';
+import { loadPeers, makeLimiter, readsPauses, type LimiterKind } from './alt-limiters.js';
 import { traceGrants } from './grant-trace.js';
 
 const kind = (process.env.BENCH_LIMITER ?? 'sliding-window') as LimiterKind | 'by-seller';
@@ -18,6 +18,7 @@ const queueLimiter = max && duration ? { max, duration } : undefined;
 const log = createLogger({ level: config.logLevel, pretty: false, name: 'worker' });
 // BENCH_DEBUG: the bench names a directory for the grants' trace (grant-trace.ts)
 const traceDir = process.env.BENCH_GRANT_TRACE;
+await loadPeers(kind);
 runWorkerProcess(config, log, {
   makeLimiter: (redis, settings) => (traceDir ? traceGrants(makeLimiter(kind, redis, settings), traceDir) : makeLimiter(kind, redis, settings)),
   queueLimiter,

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { databaseInUrl } from './redis-url.js';
 
 export { ConfigError };
 
@@ -31,18 +32,6 @@ const redisUrl = z
   }, 'expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379')
   // (a URL that cannot be read at all is refused above, once)
   .refine((v) => !URL.canParse(v) || databaseInUrl(v) !== undefined, 'the database must be a number, as in redis://127.0.0.1:6379/0 (or none: database 0)');
-
-/** The database number a Redis URL selects (its path, or ?db=): 0 when none; undefined when it is not a number. */
-export function databaseInUrl(url: string): number | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
-  const given = u.searchParams.get('db') ?? (u.pathname === '' || u.pathname === '/' ? '0' : u.pathname.slice(1));
-  return /^\d{1,5}$/.test(given) ? Number(given) : undefined;
-}
 
 const httpUrl = z
   .string()

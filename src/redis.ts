@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { databaseInUrl, type Config } from './config.js';
+import type { Config } from './config.js';
+import { databaseInUrl } from './redis-url.js';
 import { maskUrl } from './logger.js';
 import { LUA_DIR } from './paths.js';
 import { RedisUnavailable } from './redis-errors.js';
