@@ -91,6 +91,8 @@ export interface ScenarioResult {
   workerCpuUsPerRow?: number | null;
   redisCpuRatio?: number | null;
   peakRssMb?: number;
+  /** A worker's peak anonymous memory and PSS, and the pool's PSS at its highest (MemorySampler). */
+  memory?: { peakAnonMb: number; peakPssMb: number; poolPssMb: number };
   /**
    * The ramp, from the API's side: requests inside the API at once (arrived, not
    * answered) from the run's first arrival. `workingSize`: the median over the middle
@@ -207,6 +209,40 @@ export async function withRealtimeRedis<T>(pids: number[], fn: (policy: string) 
     for (const pid of pids) {
       try { chrt(['--other', '--all-tasks', '--pid', '0', String(pid)]); } catch { /* the server is gone */ }
     }
+  }
+}
+
+/**
+ * Samples a pool's memory while it runs (sample(), then figures()): each process's peak
+ * anonymous memory (its heap, code and buffers: /proc/<pid>/status RssAnon) and peak PSS
+ * (its RSS with each shared page split among the processes mapping it, such as node's
+ * own binary: /proc/<pid>/smaps_rollup), and the pool's total PSS at its highest. RSS
+ * counts every shared page in full in each process.
+ */
+export class MemorySampler {
+  private anon = 0;
+  private pss = 0;
+  private pool = 0;
+  constructor(private readonly pids: () => number[]) {}
+  sample(): void {
+    let total = 0;
+    for (const pid of this.pids()) {
+      try {
+        const anon = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        if (anon) this.anon = Math.max(this.anon, Number(anon[1]));
+        const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+        if (pss) {
+          this.pss = Math.max(this.pss, Number(pss[1]));
+          total += Number(pss[1]);
+        }
+      } catch {
+        // gone
+      }
+    }
+    this.pool = Math.max(this.pool, total);
+  }
+  figures(): { peakAnonMb: number; peakPssMb: number; poolPssMb: number } {
+    return { peakAnonMb: round(this.anon / 1024, 1), peakPssMb: round(this.pss / 1024, 1), poolPssMb: round(this.pool / 1024, 1) };
   }
 }
 

@@ -52,7 +52,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   const released = new Map<CapacityLimiter, ScenarioResult['ramp']>();
   const log = (r: CapacityRun) => {
     const x = r.result;
-    say(`  capacity ${x.limiter}: ${x.registered}/${x.rows} rows, ${x.rowsPerSec} rows/s, 429s ${x.tooMany}, first registration p50/p99/max ${x.firstRegistrationMs!.p50}/${x.firstRegistrationMs!.p99}/${x.firstRegistrationMs!.max} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisUsecPerRow} µs/row in commands, ${x.redisCpuUsPerRow} µs/row CPU, workers ${x.workerCpuUsPerRow} µs/row CPU, peak RSS ${x.peakRssMb} MB, in flight ${x.concurrency} (at the API: ${x.ramp?.workingSize} working, 90 % of it ${x.ramp?.to90Ms ?? '–'} ms after the first arrival)${x.complete ? '' : ' (stopped at the time limit)'}`);
+    say(`  capacity ${x.limiter}: ${x.registered}/${x.rows} rows, ${x.rowsPerSec} rows/s, 429s ${x.tooMany}, first registration p50/p99/max ${x.firstRegistrationMs!.p50}/${x.firstRegistrationMs!.p99}/${x.firstRegistrationMs!.max} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisUsecPerRow} µs/row in commands, ${x.redisCpuUsPerRow} µs/row CPU, workers ${x.workerCpuUsPerRow} µs/row CPU, peak RSS ${x.peakRssMb} MB (anonymous ${x.memory?.peakAnonMb} MB, PSS ${x.memory?.peakPssMb} MB; the pool's PSS ${x.memory?.poolPssMb} MB), in flight ${x.concurrency} (at the API: ${x.ramp?.workingSize} working, 90 % of it ${x.ramp?.to90Ms ?? '–'} ms after the first arrival)${x.complete ? '' : ' (stopped at the time limit)'}`);
   };
   let idle = 0;
   let redisScheduling = '';

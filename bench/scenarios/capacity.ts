@@ -17,7 +17,7 @@ import type { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet } from '../../src/queue.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
 import { SHARDS, queuesOn } from './many-sellers.js';
-import { Bench, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, startProducer, type Ctx, type ScenarioResult } from '../harness.js';
+import { Bench, MemorySampler, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, startProducer, type Ctx, type ScenarioResult } from '../harness.js';
 
 /** How long a stopped run's rows in flight may take to finish before the next run starts (ms). */
 const ACTIVE_WAIT_MS = 30_000;
@@ -132,10 +132,14 @@ export async function capacityRun(
   const registered = () => [...sellers, small].reduce((n, s) => n + (api.sellerStats(s)?.answered.length ?? 0), 0);
   // the jobs the pool's processes allow at once, every 100 ms
   const series: number[] = [];
+  // and their memory, every second
+  const memory = new MemorySampler(() => ctx.pids());
   while (registered() < total && Date.now() < deadline) {
     series.push(bench.poolConcurrency());
+    if (series.length % 10 === 1) memory.sample();
     await sleep(100);
   }
+  memory.sample();
   // jobs in flight over the pool: the most its processes allowed at once during the run
   const concurrency = Math.max(0, ...series);
   const complete = registered() >= total;
@@ -222,6 +226,7 @@ export async function capacityRun(
       redisCpuUsPerRow: rowsDone > 0 ? round((cpu.redis * 1000) / rowsDone, 1) : null,
       workerCpuUsPerRow: rowsDone > 0 ? round((cpu.workers * 1000) / rowsDone, 1) : null,
       peakRssMb: rss,
+      memory: memory.figures(),
       ramp: rampOf(figures.flatMap((f) => f?.times ?? []), times),
     }),
   };
