@@ -11,10 +11,5 @@ export default defineConfig({
     // Integration files each start their own redis-server and processes: keep the
     // 2-core machine from running several of them at once.
     fileParallelism: false,
-    // One process for all the files, one after the other, instead of a fresh one per file:
-    // the files start their own servers and processes, and none relies on a module's state
-    // that another left behind. The whole suite took 13 min 41 s this way against 14 min 37 s
-    // (356 of 356 passing both ways), on one machine the same hour.
-    isolate: false,
   },
 });

@@ -8,14 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { commandCalls, limiterOn } from '../helpers/limiter.js';
+import { closeLimiters, commandCalls, limiterOn } from '../helpers/limiter.js';
 import { QUEUE_NAME } from '../../src/keys.js';
 import { SellerLimiter } from '../../src/rate-limit/limiter.js';
 import type { RedisClient } from '../../src/redis.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server?.stop(); });
+afterAll(async () => {
+  closeLimiters();
+  await server?.stop();
+});
 
 /** A queue, a BullMQ worker fetching by hand, and a limiter on `prefix`; closed after `fn`. */
 async function onQueue(prefix: string, limit: number, fn: (s: {
@@ -23,7 +26,9 @@ async function onQueue(prefix: string, limit: number, fn: (s: {
 }) => Promise<void>): Promise<void> {
   const connection = new Redis({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: null });
   const queue = new Queue(QUEUE_NAME, { connection, prefix });
-  const worker = new Worker(QUEUE_NAME, null, { connection: connection.duplicate(), prefix });
+  // BullMQ closes the connections it makes, not one it is given
+  const workerConnection = connection.duplicate();
+  const worker = new Worker(QUEUE_NAME, null, { connection: workerConnection, prefix });
   const { limiter, redis } = limiterOn(server.port, { limit, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
   try {
     await fn({ queue, worker, limiter, redis, keys: { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` } });
@@ -32,6 +37,7 @@ async function onQueue(prefix: string, limit: number, fn: (s: {
     await queue.close();
     redis.disconnect();
     connection.disconnect();
+    workerConnection.disconnect();
   }
 }
 

@@ -6,14 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { baseEnv, startCli } from '../helpers/cli.js';
-import { limiterOn } from '../helpers/limiter.js';
+import { closeLimiters, limiterOn } from '../helpers/limiter.js';
 import { loadConfig } from '../../src/config.js';
 import { limitIndexKey, sellerKeys } from '../../src/keys.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../../src/rate-limit/seller-limits.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server?.stop(); });
+afterAll(async () => {
+  closeLimiters();
+  await server?.stop();
+});
 
 describe('per-seller rules', () => {
   it('are read by the limiter from its next call, listed, and reset', async () => {

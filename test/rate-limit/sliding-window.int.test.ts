@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
+import { closeLimiters, commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
 import { uploadKeys } from '../../src/keys.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server?.stop(); });
+afterAll(async () => {
+  closeLimiters();
+  await server?.stop();
+});
 
 describe('sliding-window.lua against a real Redis', () => {
   it('grants L at once, then gives each later row a slot W + G after the L-th before it', async () => {

@@ -7,12 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { limiterOn, minGap } from '../helpers/limiter.js';
+import { closeLimiters, limiterOn, minGap } from '../helpers/limiter.js';
 import { SlidingWindowModel } from './sliding-window-model.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server?.stop(); });
+afterAll(async () => {
+  closeLimiters();
+  await server?.stop();
+});
 
 type Op = { kind: 'ask' | 'complete'; row: number; pauseMs: number };
 
