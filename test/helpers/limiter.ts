@@ -1,24 +1,11 @@
 import { Redis } from 'ioredis';
 import { defineCommands, type RedisClient } from '../../src/redis.js';
 import { SellerLimiter, type LimiterSettings } from '../../src/rate-limit/limiter.js';
+import type { TestRedis } from './redis-server.js';
 
-/** The connections limiterOn opened and closeLimiters has not closed yet. */
-const opened = new Set<Redis>();
-
-/**
- * Closes every connection limiterOn opened: call it in the file's afterAll, before the
- * server stops (a connection left open reconnects to the stopped server, and prints
- * each refusal, for as long as the file's process lives).
- */
-export function closeLimiters(): void {
-  for (const c of opened) c.disconnect();
-  opened.clear();
-}
-
-export function limiterOn(port: number, settings: Partial<LimiterSettings> = {}) {
-  const connection = new Redis({ port, host: '127.0.0.1' });
-  opened.add(connection);
-  const redis = defineCommands(connection) as RedisClient;
+/** A limiter on the file's test server, through a connection the server closes when it stops. */
+export function limiterOn(server: Pick<TestRedis, 'client'>, settings: Partial<LimiterSettings> = {}) {
+  const redis = defineCommands(server.client()) as RedisClient;
   const limiter = new SellerLimiter(redis, {
     queuePrefix: settings.queuePrefix ?? `{t${Math.random().toString(36).slice(2, 8)}}`,
     limit: settings.limit ?? 5,

@@ -8,17 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { closeLimiters, commandCalls, limiterOn } from '../helpers/limiter.js';
+import { commandCalls, limiterOn } from '../helpers/limiter.js';
 import { QUEUE_NAME } from '../../src/keys.js';
 import { SellerLimiter } from '../../src/rate-limit/limiter.js';
 import type { RedisClient } from '../../src/redis.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => {
-  closeLimiters();
-  await server?.stop();
-});
+afterAll(async () => { await server?.stop(); });
 
 /** A queue, a BullMQ worker fetching by hand, and a limiter on `prefix`; closed after `fn`. */
 async function onQueue(prefix: string, limit: number, fn: (s: {
@@ -29,7 +26,7 @@ async function onQueue(prefix: string, limit: number, fn: (s: {
   // BullMQ closes the connections it makes, not one it is given
   const workerConnection = connection.duplicate();
   const worker = new Worker(QUEUE_NAME, null, { connection: workerConnection, prefix });
-  const { limiter, redis } = limiterOn(server.port, { limit, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
+  const { limiter, redis } = limiterOn(server, { limit, windowMs: 1000, guardMs: 0, queuePrefix: prefix });
   try {
     await fn({ queue, worker, limiter, redis, keys: { active: `${prefix}:${QUEUE_NAME}:active`, jobPrefix: `${prefix}:${QUEUE_NAME}:` } });
   } finally {

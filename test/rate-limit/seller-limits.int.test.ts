@@ -6,21 +6,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { baseEnv, startCli } from '../helpers/cli.js';
-import { closeLimiters, limiterOn } from '../helpers/limiter.js';
+import { limiterOn } from '../helpers/limiter.js';
 import { loadConfig } from '../../src/config.js';
 import { limitIndexKey, sellerKeys } from '../../src/keys.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../../src/rate-limit/seller-limits.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => {
-  closeLimiters();
-  await server?.stop();
-});
+afterAll(async () => { await server?.stop(); });
 
 describe('per-seller rules', () => {
   it('are read by the limiter from its next call, listed, and reset', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 10_000, guardMs: 0, queuePrefix: '{sl1}' });
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 10_000, guardMs: 0, queuePrefix: '{sl1}' });
     const config = loadConfig({ QUEUE_PREFIX: '{sl1}', RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '10000' });
     try {
       await setLimit(redis, config, 'TIER', 3, 20_000);
@@ -38,7 +35,7 @@ describe('per-seller rules', () => {
   });
 
   it('kept as an earlier version did are moved once, and a rule set since wins', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 10_000, guardMs: 0, queuePrefix: '{sl2}' });
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 10_000, guardMs: 0, queuePrefix: '{sl2}' });
     const config = loadConfig({ QUEUE_PREFIX: '{sl2}', RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '10000' });
     try {
       for (const [seller, max] of [['OLD', 4], ['BOTH', 5]] as const) {
@@ -62,7 +59,7 @@ describe('per-seller rules', () => {
   });
 
   it('kept as an earlier version did are moved by `workers` before its pool starts', async () => {
-    const { redis } = limiterOn(server.port, { queuePrefix: '{sl3}' });
+    const { redis } = limiterOn(server, { queuePrefix: '{sl3}' });
     const keys = sellerKeys('sl3', 'OLD');
     await redis.hset(keys.legacyLimits, { max: 4, windowMs: 30_000 });
     await redis.sadd(limitIndexKey('sl3'), 'OLD');

@@ -1,18 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { closeLimiters, commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
+import { commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
 import { uploadKeys } from '../../src/keys.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => {
-  closeLimiters();
-  await server?.stop();
-});
+afterAll(async () => { await server?.stop(); });
 
 describe('sliding-window.lua against a real Redis', () => {
   it('grants L at once, then gives each later row a slot W + G after the L-th before it', async () => {
-    const { limiter } = limiterOn(server.port, { limit: 3, windowMs: 1000, guardMs: 100 });
+    const { limiter } = limiterOn(server, { limit: 3, windowMs: 1000, guardMs: 100 });
     const replies = [];
     for (let row = 1; row <= 7; row++) replies.push(await limiter.acquire('S1', `u:${row}`, `u:${row}#a`));
     expect(replies.map((r) => r.granted)).toEqual([true, true, true, false, false, false, false]);
@@ -27,7 +24,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it("makes a seller whose rows the producer defers throttled when its window fills, and releases it only once the deferral is over", async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 3, windowMs: 600, guardMs: 100 });
+    const { limiter, redis } = limiterOn(server, { limit: 3, windowMs: 600, guardMs: 100 });
     const k = limiter.keys('DF');
     // the producer held rows back for 2 windows (upload/deferral.ts)
     const until = await redis.deferRows(k.defer, k.deferred, 1400, 700);
@@ -62,7 +59,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('re-delays a row that wakes before its slot by the time that remains, and grants it at its slot', async () => {
-    const { limiter } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50 });
+    const { limiter } = limiterOn(server, { limit: 2, windowMs: 400, guardMs: 50 });
     await limiter.acquire('S2', 'u:1', 's1');
     await limiter.acquire('S2', 'u:2', 's2');
     for (const [row, sendId] of [[1, 's1'], [2, 's2']] as const) {
@@ -82,7 +79,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it('grants a woken row whose place frees a little after its slot for that moment, instead of delaying it a third time', async () => {
     // span 1100 ms: sends that free within 150 ms are granted with an in-process wait
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100 });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 1000, guardMs: 100 });
     await limiter.acquire('S7', 'u:1', 's1');
     await limiter.acquire('S7', 'u:2', 's2');
     const planned = await limiter.acquire('S7', 'u:3', 's3');
@@ -103,7 +100,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it("frees the slots of rows cancelled before they were sent: the seller's next upload is planned behind the rows still to go", async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{cancelled}' });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{cancelled}' });
     await redis.hset(uploadKeys('cancelled', 'S9', 'a').upload, { total: 10, uploadId: 'a' });
     const first = [];
     for (let row = 1; row <= 10; row++) first.push(await limiter.acquire('S9', `a:${row}`, `a:${row}#1`));
@@ -125,7 +122,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it("peeks a seller's next permit, rows planned ahead and recent sends in each state: fresh, full and in flight, answered, planned, blocked", async () => {
     // L = 3, W + G = 1100 ms, hold 2000 ms
-    const { limiter, redis } = limiterOn(server.port, { limit: 3, windowMs: 1000, guardMs: 100, holdMs: 2000 });
+    const { limiter, redis } = limiterOn(server, { limit: 3, windowMs: 1000, guardMs: 100, holdMs: 2000 });
     // the peek reads Redis's clock itself: `before` and `after` bracket it, so a bound on the peek's own `now` holds however many ms go by
     const peek = async () => {
       const before = await redisTime(redis);
@@ -183,7 +180,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 1000, guardMs: 100, queuePrefix: '{next}' });
     await redis.hset(uploadKeys('next', 'S5', 'u').upload, { total: 20, uploadId: 'u' });
     const grants = [];
     for (let row = 1; row <= 4; row++) grants.push(await limiter.acquire('S5', `u:${row}`, `u:${row}#a`));
@@ -206,7 +203,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('keeps every key under the seller hash tag, each with a TTL', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 500, guardMs: 50, queuePrefix: '{tags}' });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 500, guardMs: 50, queuePrefix: '{tags}' });
     await redis.hset(uploadKeys('tags', 'S-3', 'up1').upload, { total: 3, uploadId: 'up1' });
     for (let row = 1; row <= 3; row++) await limiter.acquire('S-3', `up1:${row}`, `up1:${row}#x`);
     await limiter.complete({ sellerId: 'S-3', uploadId: 'up1', row: 1, member: 'up1:1', sendId: 'up1:1#x' }, { outcome: 'registered', detail: { productId: 'P1' } }, 60);
@@ -221,7 +218,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it('checks the TTLs at an answer only when it came 0.9 s or more after its send, and then keeps both a span', async () => {
     const windowMs = 400, span = windowMs;
-    const { limiter, redis } = limiterOn(server.port, { limit: 10, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl3}' });
+    const { limiter, redis } = limiterOn(server, { limit: 10, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl3}' });
     const k = limiter.keys('T7');
     const pttls = () => commandCalls(redis, 'pttl');
     const answerAfter = async (row: number, ms: number) => {
@@ -244,7 +241,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it('gives `plan` its TTL when a grant or a wait creates it anew while `sent` still has one', async () => {
     const windowMs = 200, span = windowMs;
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl2}' });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs, guardMs: 0, holdMs: 100, queuePrefix: '{ttl2}' });
     const k = limiter.keys('T8');
     for (const row of [1, 2]) expect((await limiter.acquire('T8', `u:${row}`, `u:${row}#x`)).granted).toBe(true);
     // a span later both entries are stale: the next grant trims `plan` away and writes it again
@@ -264,7 +261,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it("gives `plan` and `sent` a TTL covering their entries after every grant, and writes it about once a span, not per grant", async () => {
     const windowMs = 300, guardMs = 0, holdMs = 400, span = windowMs + guardMs;
-    const { limiter, redis } = limiterOn(server.port, { limit: 1000, windowMs, guardMs, holdMs, queuePrefix: '{ttl}' });
+    const { limiter, redis } = limiterOn(server, { limit: 1000, windowMs, guardMs, holdMs, queuePrefix: '{ttl}' });
     const k = limiter.keys('T9');
     const calls = (cmd: string) => commandCalls(redis, cmd);
     const pexpires = () => calls('pexpire');
@@ -291,7 +288,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('holds an unanswered send for its timeout, and moves an answered one to its completion time', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 200, guardMs: 0, holdMs: 5000 });
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 200, guardMs: 0, holdMs: 5000 });
     const g = await limiter.acquire('S4', 'u:1', 'send-1');
     expect(g.granted).toBe(true);
     const k = limiter.keys('S4');
@@ -317,7 +314,7 @@ describe('sliding-window.lua against a real Redis', () => {
 
   it('grants a row woken before its slot once the place it waits for is known to free sooner: the slot held a guessed answer time', async () => {
     // span 450 ms; reserve min(150, 450 / 4) = 112 ms
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50 });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 400, guardMs: 50 });
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     // the seller's answers have averaged 300 ms: rows planned behind future slots add that
     await redis.hset(limiter.keys('G1').lag, 'answer', 300);
@@ -345,7 +342,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it("plans far windows with the worker's recent answer time, not the seller's average from its planning burst", async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
     const span = 450;
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const answer = (seller: string, row: number, sendId: string) =>
@@ -379,7 +376,7 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(withHint).toBeGreaterThanOrEqual(Math.ceil(hint.ms * 0.7) + 5);
     expect(withHint).toBeLessThan(Math.ceil(hint.ms * 0.7) + 5 + 20);
     // A process with no hint uses the seller's average.
-    const { limiter: fresh, redis: freshRedis } = limiterOn(server.port, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
+    const { limiter: fresh, redis: freshRedis } = limiterOn(server, { limit: 2, windowMs: 400, guardMs: 50, queuePrefix: '{hint}' });
     const withoutHint = await plan('H3', fresh);
     expect(withoutHint).toBeGreaterThanOrEqual(215);
     expect(withoutHint).toBeLessThan(215 + 20);
@@ -388,7 +385,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('forgets a hint older than 10 (W + G)', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 30, guardMs: 10, queuePrefix: '{stale}' });
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 30, guardMs: 10, queuePrefix: '{stale}' });
     const span = 40;
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     expect((await limiter.acquire('T1', 'u:1', 'a')).granted).toBe(true);
@@ -414,7 +411,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('makes every row of a seller wait after a 429, without touching other sellers', async () => {
-    const { limiter } = limiterOn(server.port, { limit: 100, windowMs: 1000, guardMs: 0 });
+    const { limiter } = limiterOn(server, { limit: 100, windowMs: 1000, guardMs: 0 });
     const g = await limiter.acquire('S5', 'u:1', 'a');
     await limiter.block('S5', 800, 'a');
     const other = await limiter.acquire('S5', 'u:2', 'b');
@@ -425,7 +422,7 @@ describe('sliding-window.lua against a real Redis', () => {
   });
 
   it('picks up a per-seller override on its next call', async () => {
-    const { limiter, redis } = limiterOn(server.port, { limit: 1, windowMs: 10_000, guardMs: 0 });
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 10_000, guardMs: 0 });
     await redis.set(limiter.keys('S7').rule, '3/10000');
     const r = [];
     for (let i = 1; i <= 4; i++) r.push(await limiter.acquire('S7', `u:${i}`, `s${i}`));
@@ -436,7 +433,7 @@ describe('sliding-window.lua against a real Redis', () => {
   it('keeps any L + 1 consecutive grants W + G apart on random arrival patterns', async () => {
     for (const [limit, windowMs, guardMs] of [[3, 300, 50], [5, 500, 20], [1, 150, 30]] as const) {
       const seller = `R${limit}`;
-      const { limiter } = limiterOn(server.port, { limit, windowMs, guardMs });
+      const { limiter } = limiterOn(server, { limit, windowMs, guardMs });
       const grants: number[] = [];
       let calls = 0;
       const rows = 4 * limit + 3;

@@ -7,15 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { closeLimiters, limiterOn, minGap } from '../helpers/limiter.js';
+import { limiterOn, minGap } from '../helpers/limiter.js';
 import { SlidingWindowModel } from './sliding-window-model.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => {
-  closeLimiters();
-  await server?.stop();
-});
+afterAll(async () => { await server?.stop(); });
 
 type Op = { kind: 'ask' | 'complete'; row: number; pauseMs: number };
 
@@ -38,7 +35,7 @@ describe('sliding-window.lua = the model', () => {
           run++;
           const seller = `P${run}`;
           const holdMs = 150;
-          const { limiter, redis } = limiterOn(server.port, { limit, windowMs, guardMs, holdMs, queuePrefix: '{prop}' });
+          const { limiter, redis } = limiterOn(server, { limit, windowMs, guardMs, holdMs, queuePrefix: '{prop}' });
           const model = new SlidingWindowModel({ limit, windowMs, guardMs, holdMs });
           const lastSend = new Map<number, string>();
           const grants: number[] = [];
@@ -88,7 +85,7 @@ describe('sliding-window.lua = the model', () => {
     // sent keeps entries older than the span until it holds L: an answer arriving
     // in between moves its send up to now, and that send counts again
     const limit = 3, windowMs = 400, guardMs = 0, holdMs = 150;
-    const { limiter, redis } = limiterOn(server.port, { limit, windowMs, guardMs, holdMs, queuePrefix: '{prop-late}' });
+    const { limiter, redis } = limiterOn(server, { limit, windowMs, guardMs, holdMs, queuePrefix: '{prop-late}' });
     const model = new SlidingWindowModel({ limit, windowMs, guardMs, holdMs });
     const seller = 'LATE';
     const ask = async (row: number) => {

@@ -30,7 +30,7 @@ function reachable(entry: string): { files: Set<string>; packages: Set<string> }
       else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   };
-  visit(join(PACKAGE_ROOT, 'src/worker/worker-main.ts'));
+  visit(entry);
   return { files, packages };
 }
 
