@@ -100,13 +100,31 @@ export async function bringDeferredForward(redis: RedisClient, keys: SellerKeys,
   for (;;) {
     const batch = (await redis.spop(keys.deferred, 500)) as string[];
     if (!batch || batch.length === 0) return promoted;
-    await Promise.all(batch.map(async (entry) => {
-      try {
-        if ((await promoteIfDelayed(queues, entry)) === 'delayed') promoted++;
-      } catch (err) {
-        // woken or started meanwhile: nothing to bring forward
-        log?.debug({ err, row: entry }, 'a deferred row was no longer delayed');
-      }
-    }));
+    promoted += await promoteDeferred(queues, batch, log);
   }
+}
+
+/**
+ * The producer's own rows `entries` (queuedRow strings), once all of them are in the queue,
+ * when the seller's rule was raised while they were being added: the raise's
+ * bringDeferredForward took the entries of rows not yet added off the set and could not
+ * promote them, so the producer does. Returns how many were promoted.
+ */
+export async function bringRowsForward(redis: RedisClient, keys: SellerKeys, queues: QueueSet, entries: readonly string[]): Promise<number> {
+  await redis.multi().del(keys.defer).srem(keys.deferred, ...entries).exec();
+  return promoteDeferred(queues, entries);
+}
+
+/** Promotes the rows `entries` that are still delayed; a row woken or started meanwhile is left as it is. */
+async function promoteDeferred(queues: QueueSet, entries: readonly string[], log?: Logger): Promise<number> {
+  const outcomes = await Promise.all(entries.map(async (entry) => {
+    try {
+      return (await promoteIfDelayed(queues, entry)) === 'delayed';
+    } catch (err) {
+      // woken or started meanwhile: nothing to bring forward
+      log?.debug({ err, row: entry }, 'a deferred row was no longer delayed');
+      return false;
+    }
+  }));
+  return outcomes.filter(Boolean).length;
 }

@@ -10,11 +10,11 @@ import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
 import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys, type SellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
+import { jobIdFor, jobOptions, queuedRow, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
-import { deferralMs, noteDeferral, ruleForDeferral, type DeferRule } from './deferral.js';
+import { bringRowsForward, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
 
@@ -65,7 +65,7 @@ export async function enqueueUpload(
       reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home),
       redis.get(limiterKeys.rule),
     ]);
-    await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule: ruleForDeferral(rule, config) }, uploadId, rows, first);
+    await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule }, uploadId, rows, first);
     await Promise.all([first.recorded, redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
@@ -98,7 +98,7 @@ export async function enqueueUpload(
     redis.expire(queuesKey(ns), retention),
   ]);
 
-  await addRows(deps, prefix, { sellerId, home, keys: limiterKeys, rule: ruleForDeferral(rule, config) }, uploadId, sheet.valid, first);
+  await addRows(deps, prefix, { sellerId, home, keys: limiterKeys, rule }, uploadId, sheet.valid, first);
   // every row is in its queue: the upload is marked enqueued, and the pool tells
   // UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts), which reads only its counts
   await Promise.all([first.recorded, redis.hset(keys.upload, 'enqueued', 1), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
@@ -114,13 +114,17 @@ export async function enqueueUpload(
  * rest are still being added. The rest of the first window goes next, in an addBulk of
  * its own: in one with up to 200 deferred rows behind it, a 500-row upload's second row
  * reached the API 39-67 ms after its first, and 17-23 ms in its own (bench, single-500).
+ * A raise of the seller's rule that lands while the rows are added is checked once they
+ * are all in the queue.
  */
 async function addRows(
   deps: { redis: RedisClient; queues: QueueSet; config: Config },
-  prefix: string, { sellerId, home, keys, rule }: { sellerId: string; home: string; keys: SellerKeys; rule: DeferRule }, uploadId: string,
+  prefix: string, seller: { sellerId: string; home: string; keys: SellerKeys; rule: string | null }, uploadId: string,
   rows: LoadedSheet['valid'], first: UploadStart,
 ): Promise<void> {
   if (rows.length === 0) return;
+  const { sellerId, home, keys } = seller;
+  const rule = ruleForDeferral(seller.rule, deps.config);
   const queue = deps.queues.get(prefix);
   const options = jobOptions(deps.config);
   const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => {
@@ -140,6 +144,13 @@ async function addRows(
   const firstWindow = Math.min(rows.length, rule.limit);
   for (const [from, to] of chunks(1, firstWindow, BULK).concat(chunks(firstWindow, rows.length, BULK))) {
     await queue.addBulk(rows.slice(from, to).map((r, j) => job(r, from + j)));
+  }
+  if (rows.length <= rule.limit) return;
+  // a raise that landed while the deferred rows were being added could not bring forward
+  // those not yet in the queue (deferral.ts): they are all there now
+  const { config } = deps;
+  if (ruleRaised(seller.rule, await deps.redis.get(keys.rule), { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })) {
+    await bringRowsForward(deps.redis, keys, deps.queues, rows.slice(rule.limit).map((r) => queuedRow(prefix, jobIdFor(uploadId, r.row))));
   }
 }
 

@@ -17,7 +17,7 @@ import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { ROUND } from '../../src/upload/fair-share.js';
 import { bringDeferredForward, deferLeadMs, ruleRaised } from '../../src/upload/deferral.js';
 import { limitsCommand } from '../../src/cli/limits.js';
-import { setLimit } from '../../src/rate-limit/seller-limits.js';
+import { announceRule, setLimit } from '../../src/rate-limit/seller-limits.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { loadedSheetOf } from '../helpers/uploads.js';
 
@@ -151,5 +151,46 @@ describe('enqueueUpload', () => {
     await limitsCommand('set', { seller: 'D2', max: 50, windowMs: 2000 }, config);
     expect(await queue.getDelayedCount()).toBe(0);
     expect(await queue.getPrioritizedCount()).toBe(30);
+  });
+
+  it('brings deferred rows forward when the rule is raised while they are still being added', async () => {
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    await queue.obliterate({ force: true });
+    const ns = namespaceOf(config.queuePrefix);
+    const k = sellerKeys(ns, 'D3');
+    // the configured rule (100 per window): 400 rows, the deferred 300 added 250 at a time.
+    // The marketplace's first answer raises the rule after the first deferred batch is in the
+    // queue and before the second is: the worker brings forward what it finds then
+    const addBulk = queue.addBulk.bind(queue);
+    let raised = 0;
+    const spy = vi.spyOn(queue, 'addBulk').mockImplementation(async (jobs) => {
+      const added = await addBulk(jobs);
+      if (jobs.some((j) => (j.opts?.delay ?? 0) > 0) && raised++ === 0) {
+        const before = await announceRule(redis, ns, 'D3', { max: 1000, windowMs: 60_000 });
+        expect(ruleRaised(before, '1000/60000', { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })).toBe(true);
+        expect(await bringDeferredForward(redis, k, QueueSet.of(queue))).toBe(250);
+      }
+      return added;
+    });
+    try {
+      await enqueueUpload(deps, 'D3', loadedSheetOf('D3', 400));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(raised).toBe(2);
+    // the 50 rows added after the raise were brought forward by the producer itself
+    expect(await queue.getDelayedCount()).toBe(0);
+    expect(await queue.getPrioritizedCount()).toBe(400);
+    expect(await redis.exists(k.defer, k.deferred)).toBe(0);
+  });
+
+  it('leaves deferred rows waiting when the rule is not raised while they are added', async () => {
+    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
+    await queue.obliterate({ force: true });
+    const ns = namespaceOf(config.queuePrefix);
+    await announceRule(redis, ns, 'D4', { max: 100, windowMs: 60_000 });
+    await enqueueUpload(deps, 'D4', loadedSheetOf('D4', 250));
+    expect(await queue.getDelayedCount()).toBe(150);
+    expect(await redis.scard(sellerKeys(ns, 'D4').deferred)).toBe(150);
   });
 });
