@@ -5,7 +5,7 @@ import { QueueSet } from '../queue.js';
 import { connectChecked, createRedis, type RedisClient } from '../redis.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
 import { sellerKeysOf } from '../seller-home.js';
-import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
+import { bringDeferredForward, configuredRule, ruleRaised } from '../upload/deferral.js';
 import { EXIT, UsageError } from './exit.js';
 
 /**
@@ -19,7 +19,7 @@ async function changeRule<T>(redis: RedisClient, config: Config, sellerId: strin
   const result = await change();
   // read again: a seller's first rule pins it on a cluster, and its keys then carry the shard's tag
   const keys = await sellerKeysOf(redis, ns, sellerId);
-  if (ruleRaised(before, await redis.get(keys.rule), { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })) {
+  if (ruleRaised(before, await redis.get(keys.rule), configuredRule(config))) {
     const queues = QueueSet.on(redis, []);
     try {
       await bringDeferredForward(redis, keys, queues);

@@ -59,9 +59,12 @@ const ruleInForce = (value: string | null | undefined, defaults: DefaultRule): D
   return own ? { limit: own.max, windowMs: own.windowMs } : defaults;
 };
 
+/** The configured rule: the one in force for a seller with no `rule` string of its own. Pure. */
+export const configuredRule = (config: Config): DefaultRule => ({ limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs });
+
 /** The rule the producer defers a seller's rows by, from its `rule` string (as `GET rule` gave it). Pure. */
 export function ruleForDeferral(value: string | null, config: Config): DeferRule {
-  const { limit, windowMs } = ruleInForce(value, { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs });
+  const { limit, windowMs } = ruleInForce(value, configuredRule(config));
   return { limit: Math.max(1, limit), spanMs: windowMs + config.rateLimitGuardMs };
 }
 

@@ -14,7 +14,7 @@ import { jobIdFor, jobOptions, queuedRow, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
-import { bringRowsForward, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
+import { bringRowsForward, configuredRule, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
 import { unnotifiedKey } from '../steering/webhooks.js';
 
@@ -148,8 +148,7 @@ async function addRows(
   if (rows.length <= rule.limit) return;
   // a raise that landed while the deferred rows were being added could not bring forward
   // those not yet in the queue (deferral.ts): they are all there now
-  const { config } = deps;
-  if (ruleRaised(seller.rule, await deps.redis.get(keys.rule), { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs })) {
+  if (ruleRaised(seller.rule, await deps.redis.get(keys.rule), configuredRule(deps.config))) {
     await bringRowsForward(deps.redis, keys, deps.queues, rows.slice(rule.limit).map((r) => queuedRow(prefix, jobIdFor(uploadId, r.row))));
   }
 }

@@ -39,6 +39,12 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** The producer's dependencies, on the queue emptied of the tests before. */
+async function onEmptyQueue() {
+  await queue.obliterate({ force: true });
+  return { redis, queues: QueueSet.of(queue), config, now: Date.now };
+}
+
 describe('enqueueUpload', () => {
   it('adds the first row on its own, then the rest of its first window, then the deferred rows in bulk, each row once at its place in the round', async () => {
     const addBulk = vi.spyOn(queue, 'addBulk');
@@ -76,8 +82,7 @@ describe('enqueueUpload', () => {
   });
 
   it('enqueues many uploads at once, every seller starting in the same round, and the same file again adds nothing', async () => {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    await queue.obliterate({ force: true });
+    const deps = await onEmptyQueue();
     const sellers = Array.from({ length: 40 }, (_, i) => `M${i}`);
     const results = await Promise.all(sellers.map((s) => enqueueUpload(deps, s, loadedSheetOf(s, 30))));
     expect(results.every((r) => r.enqueued === 30)).toBe(true);
@@ -92,8 +97,7 @@ describe('enqueueUpload', () => {
   });
 
   it("defers each row beyond the seller's first window to its own window, under the seller's own rule, and notes until when", async () => {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    await queue.obliterate({ force: true });
+    const deps = await onEmptyQueue();
     // D1's own rule: 10 per 2 s (+ the 500 ms guard); 35 rows are 4 windows
     await setLimit(redis, config, 'D1', 10, 2000);
     const before = Date.now();
@@ -133,8 +137,7 @@ describe('enqueueUpload', () => {
   });
 
   it('brings deferred rows forward when `limits set` raises the rule, not when it lowers it', async () => {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    await queue.obliterate({ force: true });
+    const deps = await onEmptyQueue();
     const defaults = { limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs };
     expect(ruleRaised(null, '200/60000', defaults)).toBe(true);
     expect(ruleRaised('1/2000', null, defaults)).toBe(true);
@@ -154,8 +157,7 @@ describe('enqueueUpload', () => {
   });
 
   it('brings deferred rows forward when the rule is raised while they are still being added', async () => {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    await queue.obliterate({ force: true });
+    const deps = await onEmptyQueue();
     const ns = namespaceOf(config.queuePrefix);
     const k = sellerKeys(ns, 'D3');
     // the configured rule (100 per window): 400 rows, the deferred 300 added 250 at a time.
@@ -185,8 +187,7 @@ describe('enqueueUpload', () => {
   });
 
   it('leaves deferred rows waiting when the rule is not raised while they are added', async () => {
-    const deps = { redis, queues: QueueSet.of(queue), config, now: Date.now };
-    await queue.obliterate({ force: true });
+    const deps = await onEmptyQueue();
     const ns = namespaceOf(config.queuePrefix);
     await announceRule(redis, ns, 'D4', { max: 100, windowMs: 60_000 });
     await enqueueUpload(deps, 'D4', loadedSheetOf('D4', 250));
