@@ -35,11 +35,15 @@ export function parseCredentials(text: string): Entries {
   return Object.freeze(value as Entries);
 }
 
-/** Every string in the entries long enough to be a secret (for the redactor). */
+/**
+ * Every value in the entries that could be a secret (for the redactor): each string, and each
+ * number of 4 digits or more (a PIN; shorter ones are counts and flags, and would mask every
+ * row number in a reason).
+ */
 function secretsIn(value: unknown, out: string[]): string[] {
   if (typeof value === 'string') {
-    if (value.length >= 4) out.push(value);
-  } else if (typeof value === 'number' && String(value).length >= 6) {
+    out.push(value);
+  } else if (typeof value === 'number' && String(value).length >= 4) {
     out.push(String(value));
   } else if (value && typeof value === 'object') {
     for (const v of Object.values(value)) secretsIn(v, out);

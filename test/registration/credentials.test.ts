@@ -76,8 +76,25 @@ describe('SELLER_CREDENTIALS_FILE', () => {
 describe('Redactor', () => {
   it('masks every secret and token, the longest first', () => {
     const r = new Redactor();
-    r.setSource('credentials', ['abcd1234', 'abcd1234-longer', 'abc']);
+    r.setSource('credentials', ['abcd1234', 'abcd1234-longer', 'abcd']);
     r.addToken('tok-xyz-987');
-    expect(r.redact('abcd1234-longer / abcd1234 / tok-xyz-987 / abc')).toBe('[redacted] / [redacted] / [redacted] / abc');
+    expect(r.redact('abcd1234-longer / abcd1234 / tok-xyz-987 / xabcdx')).toBe('[redacted] / [redacted] / [redacted] / x[redacted]x');
+  });
+
+  it('masks a secret shorter than 4 characters where it stands as a word, not inside other words', () => {
+    const r = new Redactor();
+    r.setSource('credentials', ['k9', 'a.b', '']);
+    r.addToken('t1');
+    expect(r.redact('pin k9 refused (k9); k9x and ak9 kept; a.b and axb; t1: t10')).toBe('pin [redacted] refused ([redacted]); k9x and ak9 kept; [redacted] and axb; [redacted]: t10');
+    expect(r.redact('')).toBe('');
+  });
+
+  it('takes every string of an entry and numbers of 4 digits or more from the credentials file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'creds-'));
+    const file = join(dir, 'c.json');
+    save(file, JSON.stringify({ S1: { pin: 4711, region: 'eu', retries: 3, nested: { key: 'zz' } } }), 0);
+    const r = new Redactor();
+    CredentialStore.open(file, r);
+    expect(r.redact('pin 4711, region eu, key zz, 3 tries, row 4712')).toBe('pin [redacted], region [redacted], key [redacted], 3 tries, row 4712');
   });
 });
