@@ -8,7 +8,7 @@ import {
   FIELDS, MAX_PRODUCT_ROWS, REQUIRED, TEMPLATE_EXAMPLE, TEXT_LIMITS, WHOLE_LIMITS, fieldForHeader, isReportColumn,
   isTemplateExample, type Field, type Product,
 } from './fields.js';
-import { isEmptyCell, type SheetCell, type SheetData } from './sheet-cell.js';
+import { isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 
 export interface RowError {
   /** The spreadsheet's own row number (header = 1). */
@@ -211,6 +211,63 @@ export function unheadedWarning(index: number, rows: number[]): string {
   return `column ${columnLetter(index)} has no header in row 1, so its values (row${rows.length > 1 ? 's' : ''} ${shown}${more}) were not read: give it a header to send them to the marketplace, or clear it.`;
 }
 
+/** A range as the spreadsheet writes it: "D2:D5". */
+const rangeText = (m: MergedRange) => `${columnLetter(m.left)}${m.top}:${columnLetter(m.right)}${m.bottom}`;
+
+/** The ranges named in a message: the first three, then how many more. */
+function rangesText(ranges: MergedRange[]): string {
+  return ranges.slice(0, 3).map(rangeText).join(', ') + (ranges.length > 3 ? ` and ${ranges.length - 3} more` : '');
+}
+
+/**
+ * Merged cells as a seller means them. A spreadsheet keeps a merged range's value
+ * in its top-left cell and shows it across the range; a seller who merges a
+ * column's cells over several products (one category, one brand) means that
+ * value for each of them. So each product row the range spans takes its value in
+ * the range's first column, where its own cell is empty. A range's other columns
+ * are other fields, which the value is not meant for: their cells stay empty, and
+ * a required one says why (`within`). Ranges in the header row are left alone.
+ * Pure: the rows are copied where they change.
+ * @returns the rows, the ranges whose value was given to rows below them, and the
+ *   cells ("row:column") left empty inside a range across columns, with the range
+ */
+export function spreadMerged(rows: SheetRow[], merged: MergedRange[]): { rows: SheetRow[]; spread: MergedRange[]; within: Map<string, MergedRange> } {
+  const within = new Map<string, MergedRange>();
+  if (merged.length === 0) return { rows, spread: [], within };
+  const byRow = new Map(rows.map((r, i) => [r.row, i]));
+  const out = [...rows];
+  const spread: MergedRange[] = [];
+  for (const m of merged) {
+    if (m.top < 2) continue;
+    for (let r = m.top; r <= m.bottom; r++) {
+      for (let c = m.left + 1; c <= m.right; c++) within.set(`${r}:${c}`, m);
+    }
+    const top = byRow.get(m.top);
+    const value = top === undefined ? undefined : out[top]!.cells[m.left];
+    if (value === undefined || isEmptyCell(value)) continue;
+    let gave = false;
+    for (let r = m.top + 1; r <= m.bottom; r++) {
+      // a row with nothing of its own is an empty row, skipped wherever it stands
+      const i = byRow.get(r);
+      if (i === undefined || !isEmptyCell(out[i]!.cells[m.left])) continue;
+      const cells = [...out[i]!.cells];
+      cells[m.left] = value;
+      out[i] = { row: r, cells };
+      gave = true;
+    }
+    if (gave) spread.push(m);
+  }
+  return { rows: out, spread, within };
+}
+
+/** The warning for merged ranges whose value was given to the rows below their top cell. */
+export function mergedWarning(spread: MergedRange[]): string {
+  const one = spread.length === 1 ? spread[0]! : undefined;
+  return one
+    ? `cells ${rangeText(one)} are merged: the value in ${columnLetter(one.left)}${one.top} was used for every product row they span.`
+    : `cells ${rangesText(spread)} are merged: the value in each range's top cell was used for every product row it spans.`;
+}
+
 export function parseProducts(sheet: SheetData): ParsedSheet {
   // how messages name the sheet: a CSV file is its own one sheet
   const where = sheet.sheetName === undefined ? 'the file' : 'the sheet';
@@ -253,7 +310,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     );
   }
 
-  const productRows = sheet.rows;
+  const { rows: productRows, spread, within } = spreadMerged(sheet.rows, sheet.merged ?? []);
   if (sheet.overLimit || productRows.length > MAX_PRODUCT_ROWS) {
     const count = sheet.overLimit ? `more than ${fmt(productRows.length - 1)}` : fmt(productRows.length);
     throw new UploadRejected(
@@ -282,7 +339,9 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       if (index === undefined && !REQUIRED.includes(field)) continue;
       const check = readField(field, cell);
       if (!check.ok) {
-        errors.push({ row, column: field, message: check.message });
+        const range = index !== undefined && isEmptyCell(cell) ? within.get(`${row}:${index}`) : undefined;
+        const hint = range && ` (${columnLetter(index!)}${row} is part of the merged cells ${rangeText(range)}, whose one value is in ${columnLetter(range.left)}${range.top}: unmerge them and type the value in each cell)`;
+        errors.push({ row, column: field, message: check.message + (hint ?? '') });
         rowOk = false;
       } else if (check.value !== undefined) {
         product[field] = check.value;
@@ -323,6 +382,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     }
     if (rowOk) valid.push({ row, product: product as unknown as Product, attributes });
   }
+  if (spread.length > 0) warnings.push(mergedWarning(spread));
   for (const [index, rows] of [...unread].sort(([a], [b]) => a - b)) warnings.push(unheadedWarning(index, rows));
   if (examples.length > 0) {
     const rowsText = `row${examples.length > 1 ? 's' : ''} ${examples.join(', ')}`;

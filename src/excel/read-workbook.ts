@@ -4,10 +4,13 @@
  * allowed, so a huge sheet is never read to its end.
  */
 import { Readable } from 'node:stream';
+import { inflateRawSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
-import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
+import { EMPTY, isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
+import { MAX_ENTRY_BYTES } from './sniff-file.js';
+import { entryData, readZipDirectory } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
 /** Columns past this one are never read (the sheet's fields sit well before it). */
@@ -72,6 +75,47 @@ export function formulaCell(result: unknown): SheetCell {
     return { kind: 'error', text: `a formula whose result is ${String((result as { error: unknown }).error)}: fix the formula or type the value instead` };
   }
   return toSheetCell(result);
+}
+
+/** Merged ranges read at most: far more than a sheet of 500 products holds. */
+export const MAX_MERGED_RANGES = 10_000;
+
+/** A column's letters as a 0-based index: A -> 0, AA -> 26. */
+function columnIndex(letters: string): number {
+  let n = 0;
+  for (const ch of letters) n = n * 26 + (ch.charCodeAt(0) - 64);
+  return n - 1;
+}
+
+/**
+ * The merged ranges of worksheet `id`. exceljs's stream reader skips them (they
+ * follow the rows, in <mergeCells>), so they are read from the sheet's own part,
+ * xl/worksheets/sheet{id}.xml, which is where that reader found the sheet. Its
+ * size was bounded before the workbook was opened (inflate-bound.ts). Nothing
+ * when the part cannot be found or read: the rows are then read as they are.
+ */
+function mergedRanges(bytes: Buffer, id: unknown): MergedRange[] {
+  if (id === undefined) return [];
+  const entry = readZipDirectory(bytes)?.find((e) => e.name === `xl/worksheets/sheet${String(id)}.xml`);
+  const data = entry && entryData(bytes, entry);
+  if (!entry || !data) return [];
+  let xml: string;
+  try {
+    xml = (entry.method === 8 ? inflateRawSync(data, { maxOutputLength: MAX_ENTRY_BYTES }) : data).toString('utf8');
+  } catch {
+    return [];
+  }
+  const start = xml.search(/<(?:[\w-]+:)?mergeCells[\s>]/);
+  if (start < 0) return [];
+  const out: MergedRange[] = [];
+  const ref = /<(?:[\w-]+:)?mergeCell\s[^>]*?\bref="\$?([A-Z]{1,3})\$?(\d{1,7}):\$?([A-Z]{1,3})\$?(\d{1,7})"/g;
+  ref.lastIndex = start;
+  for (let m = ref.exec(xml); m !== null && out.length < MAX_MERGED_RANGES; m = ref.exec(xml)) {
+    const [a, b] = [columnIndex(m[1]!), columnIndex(m[3]!)];
+    const [r1, r2] = [Number(m[2]), Number(m[4])];
+    out.push({ top: Math.min(r1, r2), bottom: Math.max(r1, r2), left: Math.min(a, b), right: Math.max(a, b) });
+  }
+  return out;
 }
 
 /** The part of an exceljs stream row that is read. */
@@ -140,7 +184,8 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<Sh
           break;
         }
       }
-      return { sheetName: name, header: header ?? [], rows, overLimit };
+      const merged = overLimit ? [] : mergedRanges(bytes, (worksheet as { id?: unknown }).id);
+      return { sheetName: name, header: header ?? [], rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
     }
   } catch (err) {
     if (err instanceof UploadRejected) throw err;

@@ -15,9 +15,22 @@ export interface SheetRow {
   cells: SheetCell[];
 }
 
+/** A range of merged cells: rows as the spreadsheet numbers them (header = 1), columns 0-based. */
+export interface MergedRange {
+  top: number;
+  left: number;
+  bottom: number;
+  right: number;
+}
+
 export interface SheetData {
   /** The worksheet's name; absent for a CSV file, which is its own one sheet. */
   sheetName?: string;
+  /**
+   * The sheet's merged cells. A spreadsheet keeps a merged range's value in its
+   * top-left cell only; the others read as empty.
+   */
+  merged?: MergedRange[];
   header: SheetCell[];
   /** Non-empty rows after the header, in order; reading stops after `stopAfter` + 1 of them. */
   rows: SheetRow[];

@@ -11,6 +11,8 @@ const FIELD = '(sku|name|price|stock|category|brand|description|imageUrl)';
 
 /** [the English sentence, its Korean]: `$n` is the n-th group (group 1: the field). First match wins. */
 const KO_RULES = [
+  [`^${FIELD} is required \\(([A-Z]+\\d+) is part of the merged cells ([A-Z]+\\d+:[A-Z]+\\d+), whose one value is in ([A-Z]+\\d+): unmerge them and type the value in each cell\\)$`,
+    '필수 항목입니다. $2 셀은 병합된 셀 $3에 속해 있어 값은 $4에만 있습니다. 병합을 해제하고 각 셀에 값을 입력하세요'],
   [`^${FIELD} is required$`, '필수 항목입니다. 값을 입력하세요'],
   [`^${FIELD} holds a date; dates are not valid values, type the text instead$`, '날짜가 들어 있습니다. 날짜는 쓸 수 없으니 글자로 입력하세요'],
   [`^${FIELD} holds a date; dates are not valid values$`, '날짜가 들어 있습니다. 날짜는 쓸 수 없습니다'],
@@ -118,6 +120,8 @@ const KO_WARNING_RULES = [
   ['^columns? (.+) (?:is|are) kept in the reports but not sent: the built-in adapter sends only the fields of the template \\((.+)\\); set REGISTRATION_ADAPTER to send (?:them|it)\\.$',
     (m, columns) => `${m[1]} 열은 결과 파일에는 남지만 마켓에 보내지 않습니다. 기본 어댑터는 양식의 항목(${m[2].split(', ').map((f) => columns[f] || f).join(', ')})만 보내며, 보내려면 운영자가 REGISTRATION_ADAPTER를 설정해야 합니다.`],
   [`${THIS}holds an \\.xlsx workbook; it was read as \\.xlsx\\.$`, '이 파일은 .xlsx 통합 문서라서 .xlsx로 읽었습니다.'],
+  ['^cells ([A-Z]+\\d+:[A-Z]+\\d+(?:, [A-Z]+\\d+:[A-Z]+\\d+)*)(?: and (\\d+) more)? are merged: the value in (?:([A-Z]+\\d+)|each range\'s top cell) was used for every product row (?:they span|it spans)\\.$',
+    (m) => `${m[1]}${m[2] ? ` 외 ${m[2]}개` : ''} 셀이 병합되어 있어, ${m[3] ? `${m[3]} 셀` : '각 범위 맨 위 셀'}의 값을 그 범위에 걸친 모든 상품 행에 사용했습니다.`],
 ].map(([pattern, ko]) => [new RegExp(pattern, 's'), ko]);
 
 /**
