@@ -305,8 +305,11 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   const missing = REQUIRED.filter((f) => !columns.has(f));
   if (missing.length > 0) {
     const names = missing.map((f) => `"${f}"`).join(', ');
+    // a header merged over two columns leaves the second without one
+    const mergedHeaders = (sheet.merged ?? []).filter((m) => m.top === 1 && m.right > m.left);
+    const unmerge = mergedHeaders.length > 0 ? ` Row 1 has merged cells (${rangesText(mergedHeaders)}): unmerge them so that each column has its own header.` : '';
     throw new UploadRejected(
-      `${sheet.sheetName === undefined ? where : `${where} "${stripControls(sheet.sheetName)}"`} has no ${names} column${missing.length > 1 ? 's' : ''} in row 1: add the header${missing.length > 1 ? 's' : ''} (see the template) and upload again.`,
+      `${sheet.sheetName === undefined ? where : `${where} "${stripControls(sheet.sheetName)}"`} has no ${names} column${missing.length > 1 ? 's' : ''} in row 1: add the header${missing.length > 1 ? 's' : ''} (see the template) and upload again.${unmerge}`,
     );
   }
 

@@ -8,7 +8,7 @@ import ExcelJS from 'exceljs';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { spreadMerged } from '../../src/excel/parse-products.js';
 import { ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
-import { rowReason, warningReason } from '../../src/console/assets/row-reasons.js';
+import { errorReason, rowReason, warningReason } from '../../src/console/assets/row-reasons.js';
 import { EMPTY, type SheetRow } from '../../src/excel/sheet-cell.js';
 
 /** A workbook of `rows` under the English headers, with `merges` ("E2:E4") merged after the values are in. */
@@ -68,5 +68,11 @@ describe('merged cells', () => {
     expect(spread).toHaveLength(1);
     // the input is not changed
     expect(rows[2]!.cells[0]).toBe(EMPTY);
+  });
+
+  it('says so when a header merged over two columns leaves a required column without one', async () => {
+    const refused = await parseSheetBytes(await sheetWith([row('A-1')], ['A1:B1']), 'header.xlsx').then(() => undefined, (err: Error) => err.message);
+    expect(refused).toBe('the sheet "products" has no "name" column in row 1: add the header (see the template) and upload again. Row 1 has merged cells (A1:B1): unmerge them so that each column has its own header.');
+    expect(errorReason(refused!, 'ko')).toBe('"products" 시트의 1행에 "name" 열이 없습니다. 1행에 병합된 셀(A1:B1)이 있으니 병합을 해제해 각 열에 머리글을 넣고, 양식을 참고해 다시 올려 주세요.');
   });
 });

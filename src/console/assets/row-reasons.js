@@ -78,6 +78,8 @@ const KO_FILE_RULES = [
   ['^the workbook has no worksheet: add a sheet named "products" with the header row\\.$', '통합 문서에 워크시트가 없습니다. 머리글 행이 있는 "products" 시트를 추가하세요.'],
   ['^the workbook has no visible worksheet: unhide the products sheet or name it "products"\\.$', '보이는 워크시트가 없습니다. 상품 시트의 숨기기를 해제하거나 시트 이름을 "products"로 바꾸세요.'],
   ['^the (?:file|sheet) has two columns headed (.+) \\(columns ([A-Z]+) and ([A-Z]+)\\): remove one or give it another header, and upload again\\.$', '머리글이 $1인 열이 두 개 있습니다 ($2열, $3열). 하나를 지우거나 머리글을 바꿔 다시 올려 주세요.'],
+  ['^the sheet "(.*)" has no (.+) columns? in row 1: add the headers? \\(see the template\\) and upload again\\. Row 1 has merged cells \\((.+)\\): unmerge them so that each column has its own header\\.$',
+    '"$1" 시트의 1행에 $2 열이 없습니다. 1행에 병합된 셀($3)이 있으니 병합을 해제해 각 열에 머리글을 넣고, 양식을 참고해 다시 올려 주세요.'],
   ['^the sheet "(.*)" has no (.+) columns? in row 1: add the headers? \\(see the template\\) and upload again\\.$', '"$1" 시트의 1행에 $2 열이 없습니다. 양식을 참고해 머리글을 넣고 다시 올려 주세요.'],
   ['^the (?:file|sheet) has no (.+) columns? in row 1: add the headers? \\(see the template\\) and upload again\\.$', '1행에 $1 열이 없습니다. 양식을 참고해 머리글을 넣고 다시 올려 주세요.'],
   ['^the file has ([\\d,]+) product rows; at most ([\\d,]+) are allowed: split it into several files\\.$', '상품 행이 $1개입니다. 한 파일에 최대 $2개까지 올릴 수 있으니 여러 파일로 나누세요.'],
