@@ -30,7 +30,8 @@ export function traceGrants(limiter: PermitLimiter, dir: string): PermitLimiter 
     complete: async (args, final, retentionS) => {
       // the default limiter's completion says when it ran (its place in `sent`)
       const c: Completion & { redisNow?: number } = await limiter.complete(args, final, retentionS);
-      if (args.sendId !== '' && c.redisNow !== undefined) note(`P ${args.sellerId} ${args.member} ${c.redisNow}`);
+      const place = c.placedAt ?? c.redisNow;
+      if (args.sendId !== '' && place !== undefined) note(`P ${args.sellerId} ${args.member} ${place}`);
       return c;
     },
     block: (sellerId, waitMs, sendId, home) => limiter.block(sellerId, waitMs, sendId, home),

@@ -27,18 +27,27 @@
            0: `lag` is not touched (the worker sends every planned row's and a
            sample of the others': the average is a margin for planning, and a read
            and a write per row buy it nothing)
+  ARGV[13] how long before issuing this call the answer reached the worker (ms, its
+           monotonic clock; 0: no answer came, or unknown)
 
   A row cancelled before it was sent (no send id, outcome "cancelled") has its
   plan entry removed: no send will use that slot.
 
-  The send's score is set to now on Redis's clock: it was now + hold while in
-  flight, and the API timed the request at or before its answer. The plan
+  The send's score is set to when its answer came, on Redis's clock: now less
+  ARGV[13]. It was the grant + hold while in flight, and the API timed the
+  request at or before its answer. ARGV[13] is measured by the worker up to the
+  moment it issues this call; the call's way here only adds to now, so the
+  place is at or after the answer's arrival, never before. Counting from the
+  completion's own time instead added the worker's handling of the answer and
+  the call's queueing to every place (in a traced bench run: 4 ms at the median,
+  18 ms at p90, 86 ms at most), and each window of a big upload opens a span
+  after the one before's last place. The plan
   entry only moves up (GT). A row is counted once, whatever the re-runs.
   The grant gave both sets a TTL of at least their newest entry + W + G + 1 s,
   which still covers an entry moved up by less than 1 s; an answer that took
   longer (a stalled worker) has the TTLs checked and raised here.
 
-  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled }
+  Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled, placed }
     nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
     upload (the worker then logs a progress line), when the seller's next send
     may go (see lib/next-permit.lua); otherwise -1. With it, for the line's pace:
@@ -54,18 +63,22 @@ local span, retention = tonumber(ARGV[7]) + tonumber(ARGV[8]), tonumber(ARGV[9])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- the send's place: when its answer came (see above)
+local placed = now
 if sendId ~= '' then
-  -- the grant set the row's plan entry to its send time: the answer took now - that
+  -- the grant set the row's plan entry to its send time: the answer took placed - that
   local sentAt = tonumber(ARGV[11] or '-1')
   if sentAt < 0 then sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1') end
-  redis.call('ZADD', sentKey, 'XX', now, sendId)
-  redis.call('ZADD', planKey, 'XX', 'GT', now, member)
-  if ARGV[12] ~= '0' and sentAt >= 0 and now >= sentAt and now - sentAt < span then
+  -- never before the send's own slot
+  placed = math.max(now - math.max(0, math.floor(tonumber(ARGV[13] or '0') or 0)), sentAt)
+  redis.call('ZADD', sentKey, 'XX', placed, sendId)
+  redis.call('ZADD', planKey, 'XX', 'GT', placed, member)
+  if ARGV[12] ~= '0' and sentAt >= 0 and placed >= sentAt and placed - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
     -- (the average starts afresh every 10 spans: its TTL is set when it is created). A sample
     -- joins it, or starts it when there is none.
     local old = tonumber(redis.call('HGET', lagKey, 'answer') or '-1')
-    local lag = now - sentAt
+    local lag = placed - sentAt
     if old >= 0 then lag = math.floor(old * 0.8 + lag * 0.2) end
     redis.call('HSET', lagKey, 'answer', lag)
     if old < 0 then redis.call('PEXPIRE', lagKey, span * 10) end
@@ -118,4 +131,4 @@ if ARGV[10] == '1' and step and done < total then
   nextAt, ahead, recentSends, recentSpan = sellerPace(planKey, sentKey, limit, window + tonumber(ARGV[8]), tonumber(flags[2] or '0'), now)
   nextInMs = nextAt - now
 end
-return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recentSends, recentSpan, cancelled }
+return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recentSends, recentSpan, cancelled, placed }

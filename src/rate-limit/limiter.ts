@@ -66,6 +66,8 @@ export interface Completion extends UploadCounts {
   nextPermitInMs?: number;
   /** With nextPermitInMs: what the progress line needs to tell the rule's pace from the pool's. */
   pace?: SellerPace;
+  /** The send's place in the window (Redis ms): when its answer came, else when the completion ran. */
+  placedAt?: number;
 }
 
 /** What tells whether a seller's rule or the pool sets its pace (progress/eta.ts paceOf). */
@@ -96,6 +98,14 @@ export interface CompleteArgs {
   row: number;
   member: string;
   sendId: string;
+  /**
+   * When the API's answer reached this process (performance.now()), for an answer
+   * that came: the send's place is then that moment on Redis's clock, not the later
+   * one at which the completion runs (see lua/complete-send.lua). Absent for no
+   * answer (a timeout, a failed connection, a permit not used): the place is then
+   * the completion's own time.
+   */
+  answeredAt?: number;
 }
 
 /** Where BullMQ keeps the queue's jobs: its active list and the prefix of a job's key. */
@@ -315,15 +325,19 @@ export class SellerLimiter implements PermitLimiter {
     const send = this.sends.get(args.sendId);
     this.sends.delete(args.sendId);
     const sample = args.sendId !== '' && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
-    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled] = await this.redis.completeSend(
+    // how long ago the answer came, taken as the command is issued: whatever delays it on
+    // its way to Redis makes the place later, never earlier than the answer (a duration on
+    // this host's monotonic clock, so the host's wall clock plays no part)
+    const answeredMsAgo = args.answeredAt === undefined ? 0 : Math.max(0, Math.floor(performance.now() - args.answeredAt));
+    const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled, placedAt] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
-      sample ? 1 : 0,
+      sample ? 1 : 0, answeredMsAgo,
     );
-    if (send?.planned) this.learnAnswer(send.at, redisNow);
+    if (send?.planned) this.learnAnswer(send.at, placedAt ?? redisNow);
     return {
-      counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow,
+      counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow, placedAt: placedAt ?? redisNow,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,
       pace: nextPermitInMs >= 0 ? { plannedAhead, recentSends, recentSpanMs } : undefined,
     };

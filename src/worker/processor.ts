@@ -380,7 +380,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     } catch (err) {
       outcome = { kind: 'transient', reason: `the request could not be made (${(err as Error).message})` };
     }
-    const ids = { sellerId, home, uploadId, row, member, sendId };
+    // the API answered for the row (a transient outcome may be a timeout: no answer, and the
+    // request may still reach it): the send's place is this moment (limiter.complete)
+    const answered = outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid' || outcome.kind === 'unauthorized';
+    const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
     // an adapter fault says nothing of the API; anything else answered is a usable answer
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt

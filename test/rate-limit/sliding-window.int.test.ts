@@ -312,6 +312,33 @@ describe('sliding-window.lua against a real Redis', () => {
     expect((await limiter.acquire('S4', 'u:2', 'send-2')).granted).toBe(true);
   });
 
+  it("places an answered send at its answer's arrival, measured by the worker up to the call, never before its grant", async () => {
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 1000, guardMs: 0, holdMs: 5000 });
+    const k = limiter.keys('S5');
+    const g = await limiter.acquire('S5', 'u:1', 'send-1');
+    await new Promise((r) => setTimeout(r, 150));
+    // the answer reached the worker 100 ms before the completion
+    const c = await limiter.complete({ sellerId: 'S5', uploadId: 'u', row: 1, member: 'u:1', sendId: 'send-1', answeredAt: performance.now() - 100 }, undefined, 60);
+    const place = Number(await redis.zscore(k.sent, 'send-1'));
+    expect(c.placedAt).toBe(place);
+    expect(place).toBeLessThanOrEqual(c.redisNow - 100);
+    // the call's own way to Redis only makes the place later than the answer
+    expect(place).toBeGreaterThanOrEqual(c.redisNow - 110);
+    // an answer "before" the grant (a worker's wrong measure) cannot move the place before the send
+    const g2 = await limiter.acquire('S5', 'u:2', 'send-2');
+    const c2 = await limiter.complete({ sellerId: 'S5', uploadId: 'u', row: 2, member: 'u:2', sendId: 'send-2', answeredAt: performance.now() - 60_000 }, undefined, 60);
+    expect(Number(await redis.zscore(k.sent, 'send-2'))).toBe(g2.redisNow + g2.waitMs);
+    expect(c2.placedAt).toBe(g2.redisNow + g2.waitMs);
+    expect(g.granted).toBe(true);
+  });
+
+  it('places a send that got no answer at the completion itself', async () => {
+    const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 1000, guardMs: 0, holdMs: 5000 });
+    await limiter.acquire('S6', 'u:1', 'send-1');
+    const c = await limiter.complete({ sellerId: 'S6', uploadId: 'u', row: 1, member: 'u:1', sendId: 'send-1' }, undefined, 60);
+    expect(Number(await redis.zscore(limiter.keys('S6').sent, 'send-1'))).toBe(c.redisNow);
+  });
+
   it('grants a row woken before its slot once the place it waits for is known to free sooner: the slot held a guessed answer time', async () => {
     // span 450 ms; reserve min(150, 450 / 4) = 112 ms
     const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 400, guardMs: 50 });
