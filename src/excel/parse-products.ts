@@ -229,30 +229,37 @@ function rangesText(ranges: MergedRange[]): string {
  * a required one says why (`within`). Ranges in the header row are left alone.
  * Pure: the rows are copied where they change.
  * @returns the rows, the ranges whose value was given to rows below them, and the
- *   cells ("row:column") left empty inside a range across columns, with the range
+ *   range a cell (row, 0-based column) lies in beyond the range's first column
  */
-export function spreadMerged(rows: SheetRow[], merged: MergedRange[]): { rows: SheetRow[]; spread: MergedRange[]; within: Map<string, MergedRange> } {
-  const within = new Map<string, MergedRange>();
-  if (merged.length === 0) return { rows, spread: [], within };
-  const byRow = new Map(rows.map((r, i) => [r.row, i]));
+export function spreadMerged(rows: SheetRow[], merged: MergedRange[]): { rows: SheetRow[]; spread: MergedRange[]; within: (row: number, column: number) => MergedRange | undefined } {
+  const ranges = merged.filter((m) => m.top >= 2);
+  // a range may claim a million rows: only the rows read are visited, and no map per cell is made
+  const within = (row: number, column: number) => ranges.find((m) => row >= m.top && row <= m.bottom && column > m.left && column <= m.right);
+  if (ranges.length === 0) return { rows, spread: [], within };
   const out = [...rows];
-  const spread: MergedRange[] = [];
-  for (const m of merged) {
-    if (m.top < 2) continue;
-    for (let r = m.top; r <= m.bottom; r++) {
-      for (let c = m.left + 1; c <= m.right; c++) within.set(`${r}:${c}`, m);
+  // the rows are in sheet order: the first one at or after `row`
+  const from = (row: number) => {
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (out[mid]!.row < row) lo = mid + 1;
+      else hi = mid;
     }
-    const top = byRow.get(m.top);
-    const value = top === undefined ? undefined : out[top]!.cells[m.left];
+    return lo;
+  };
+  const spread: MergedRange[] = [];
+  for (const m of ranges) {
+    const top = from(m.top);
+    const value = out[top]?.row === m.top ? out[top]!.cells[m.left] : undefined;
     if (value === undefined || isEmptyCell(value)) continue;
     let gave = false;
-    for (let r = m.top + 1; r <= m.bottom; r++) {
-      // a row with nothing of its own is an empty row, skipped wherever it stands
-      const i = byRow.get(r);
-      if (i === undefined || !isEmptyCell(out[i]!.cells[m.left])) continue;
+    // rows with nothing of their own are empty rows, skipped wherever they stand: not in `out`
+    for (let i = top + 1; i < out.length && out[i]!.row <= m.bottom; i++) {
+      if (!isEmptyCell(out[i]!.cells[m.left])) continue;
       const cells = [...out[i]!.cells];
       cells[m.left] = value;
-      out[i] = { row: r, cells };
+      out[i] = { row: out[i]!.row, cells };
       gave = true;
     }
     if (gave) spread.push(m);
@@ -342,7 +349,7 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       if (index === undefined && !REQUIRED.includes(field)) continue;
       const check = readField(field, cell);
       if (!check.ok) {
-        const range = index !== undefined && isEmptyCell(cell) ? within.get(`${row}:${index}`) : undefined;
+        const range = index !== undefined && isEmptyCell(cell) ? within(row, index) : undefined;
         const hint = range && ` (${columnLetter(index!)}${row} is part of the merged cells ${rangeText(range)}, whose one value is in ${columnLetter(range.left)}${range.top}: unmerge them and type the value in each cell)`;
         errors.push({ row, column: field, message: check.message + (hint ?? '') });
         rowOk = false;

@@ -70,6 +70,18 @@ describe('merged cells', () => {
     expect(rows[2]!.cells[0]).toBe(EMPTY);
   });
 
+  it('visits only the rows read when ranges claim the whole sheet (a hostile file)', () => {
+    const text = (t: string) => ({ kind: 'text' as const, text: t });
+    const rows: SheetRow[] = Array.from({ length: 500 }, (_, i) => ({ row: i + 2, cells: i === 0 ? [text('v')] : [EMPTY, text('x')] }));
+    const huge = { top: 2, bottom: 1_048_576, left: 0, right: 199 };
+    const many = Array.from({ length: 10_000 }, () => huge);
+    const { rows: out, spread, within } = spreadMerged(rows, many);
+    expect(out.every((r) => r.cells[0]!.kind === 'text' && (r.cells[0] as { text: string }).text === 'v')).toBe(true);
+    expect(spread).toHaveLength(1);
+    expect(within(400, 150)).toBe(huge);
+    expect(within(400, 0)).toBeUndefined();
+  });
+
   it('says so when a header merged over two columns leaves a required column without one', async () => {
     const refused = await parseSheetBytes(await sheetWith([row('A-1')], ['A1:B1']), 'header.xlsx').then(() => undefined, (err: Error) => err.message);
     expect(refused).toBe('the sheet "products" has no "name" column in row 1: add the header (see the template) and upload again. Row 1 has merged cells (A1:B1): unmerge them so that each column has its own header.');
