@@ -49,7 +49,7 @@ export async function parseSheetBytes(bytes: Buffer, fileName: string): Promise<
   // the headers' sizes were checked; a zip bomb's may lie: measure what it inflates to
   if (entries) await checkInflatedSize(bytes, entries, named, MAX_ENTRY_BYTES, MAX_EXPANDED_BYTES);
   const stopAfter = MAX_PRODUCT_ROWS * 2;
-  const sheet = format === 'xlsx' ? await readWorkbook(bytes, stopAfter) : readCsv(bytes, stopAfter);
+  const sheet = format === 'xlsx' ? await readWorkbook(bytes, stopAfter, entries) : readCsv(bytes, stopAfter);
   const parsed = parseProducts(sheet);
   return {
     ...parsed,

@@ -10,7 +10,7 @@ import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { MAX_ENTRY_BYTES } from './sniff-file.js';
-import { entryData, readZipDirectory } from './zip-directory.js';
+import { entryData, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
 /** Columns past this one are never read (the sheet's fields sit well before it). */
@@ -94,9 +94,9 @@ function columnIndex(letters: string): number {
  * size was bounded before the workbook was opened (inflate-bound.ts). Nothing
  * when the part cannot be found or read: the rows are then read as they are.
  */
-function mergedRanges(bytes: Buffer, id: unknown): MergedRange[] {
+function mergedRanges(bytes: Buffer, entries: ZipEntry[], id: unknown): MergedRange[] {
   if (id === undefined) return [];
-  const entry = readZipDirectory(bytes)?.find((e) => e.name === `xl/worksheets/sheet${String(id)}.xml`);
+  const entry = entries.find((e) => e.name === `xl/worksheets/sheet${String(id)}.xml`);
   const data = entry && entryData(bytes, entry);
   if (!entry || !data) return [];
   let xml: string;
@@ -140,9 +140,10 @@ function rowCells(row: StreamRow): SheetCell[] {
  * the first visible worksheet.
  * @param stopAfter reading stops at the first non-empty row past this many (so a
  *   sheet just over the limit is counted exactly, and a huge one is not read to its end).
+ * @param entries the zip's directory, as sniffFile read it (read again when not given).
  * @throws UploadRejected when the workbook cannot be read or has no usable sheet.
  */
-export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<SheetData> {
+export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: ZipEntry[] = readZipDirectory(bytes) ?? []): Promise<SheetData> {
   const input = Readable.from([bytes]);
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     sharedStrings: 'cache',
@@ -184,7 +185,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number): Promise<Sh
           break;
         }
       }
-      const merged = overLimit ? [] : mergedRanges(bytes, (worksheet as { id?: unknown }).id);
+      const merged = overLimit ? [] : mergedRanges(bytes, entries, (worksheet as { id?: unknown }).id);
       return { sheetName: name, header: header ?? [], rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
     }
   } catch (err) {

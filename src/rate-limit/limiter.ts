@@ -335,9 +335,10 @@ export class SellerLimiter implements PermitLimiter {
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
       sample ? 1 : 0, answeredMsAgo,
     );
-    if (send?.planned) this.learnAnswer(send.at, placedAt ?? redisNow);
+    const placed = placedAt ?? redisNow;
+    if (send?.planned) this.learnAnswer(send.at, placed);
     return {
-      counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow, placedAt: placedAt ?? redisNow,
+      counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow, placedAt: placed,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,
       pace: nextPermitInMs >= 0 ? { plannedAhead, recentSends, recentSpanMs } : undefined,
     };
