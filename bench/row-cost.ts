@@ -9,7 +9,9 @@
  * `node dist/bench/row-cost.js` after a build; ROW_COST_ROUNDS (default 4)
  * interleaved rounds, the kinds' order turned round in every other one;
  * ROW_COST_KINDS (`none`, `sliding-window`, `rate-limiter-flexible`, comma-separated)
- * runs some of them, e.g. one alone to profile its worker.
+ * runs some of them, e.g. one alone to profile its worker. ROW_COST_COMMANDS=1
+ * also prints each kind's commands per row (calls and µs, medians of the
+ * rounds): where a kind's Redis time goes, scripts' inner commands included.
  */
 import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
@@ -25,7 +27,15 @@ const CONCURRENCY = 16;
 type Kind = 'none' | 'sliding-window' | 'rate-limiter-flexible';
 /** ROW_COST_KINDS: some of them (e.g. one alone to profile its worker), comma-separated; default all three. */
 const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-window', 'rate-limiter-flexible']) as Kind[];
-type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; scriptUsPerRow: number; rowsPerSec: number };
+type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; scriptUsPerRow: number; rowsPerSec: number; commands: Map<string, { calls: number; usec: number }> };
+/** ROW_COST_COMMANDS=1: also print, per kind, each command's calls and µs per row (INFO commandstats counts a script's inner commands on their own too). */
+const SHOW_COMMANDS = process.env.ROW_COST_COMMANDS === '1';
+
+/** INFO commandstats: calls and µs of every command so far. */
+async function commandStats(ctx: Ctx): Promise<Map<string, { calls: number; usec: number }>> {
+  const stats = await ctx.redis.info('commandstats');
+  return new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)].map((m) => [m[1]!, { calls: Number(m[2]), usec: Number(m[3]) }]));
+}
 
 /** Redis's time inside scripts so far (INFO commandstats, EVALSHA and EVAL: their inner commands included), µs. */
 async function scriptUsec(ctx: Ctx): Promise<number> {
@@ -52,6 +62,7 @@ async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Fig
   await ctx.queue.resume();
   const redis0 = cpuMs(bench.redisPids);
   const scripts0 = await scriptUsec(ctx);
+  const commands0 = await commandStats(ctx);
   while (registered() < total) await sleep(5);
   const wallMs = Date.now() - started;
   const cpu = cpuMs(ctx.pids()) - cpu0;
@@ -59,9 +70,13 @@ async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Fig
   await sleep(300);
   const redisCpu = cpuMs(bench.redisPids) - redis0;
   const scripts = (await scriptUsec(ctx)) - scripts0;
+  const commands = new Map([...(await commandStats(ctx))].map(([name, c]) => {
+    const before = commands0.get(name) ?? { calls: 0, usec: 0 };
+    return [name, { calls: (c.calls - before.calls) / total, usec: (c.usec - before.usec) / total }] as const;
+  }).filter(([, c]) => c.calls > 0));
   return {
     cpuUsPerRow: Math.round((cpu * 1000) / total), redisCpuUsPerRow: Math.round((redisCpu * 1000) / total),
-    scriptUsPerRow: Math.round((scripts / total) * 10) / 10, rowsPerSec: Math.round((total / wallMs) * 1000),
+    scriptUsPerRow: Math.round((scripts / total) * 10) / 10, rowsPerSec: Math.round((total / wallMs) * 1000), commands,
   };
 }
 
@@ -89,14 +104,23 @@ async function main(): Promise<void> {
     await api.close();
     await server.stop();
   }
-  const med = (k: Kind, f: keyof Figures) => median(figures[k].map((x) => x[f]));
+  const med = (k: Kind, f: typeof ROUND_FIGURES[number]) => median(figures[k].map((x) => x[f]));
   // the rounds slow down as the run goes on (all kinds alike): a ratio is taken within each round, then its median
   const base: Kind = KINDS.includes('none') ? 'none' : KINDS.at(-1)!;
-  const ratio = (k: Kind, f: keyof Figures) => median(figures[k].map((x, i) => x[f] / figures[base][i]![f])).toFixed(3);
+  const ratio = (k: Kind, f: typeof ROUND_FIGURES[number]) => median(figures[k].map((x, i) => x[f] / figures[base][i]![f])).toFixed(3);
   for (const f of ROUND_FIGURES) {
     const what = { cpuUsPerRow: 'worker CPU', redisCpuUsPerRow: 'Redis CPU', scriptUsPerRow: 'Redis time in scripts' }[f];
     const cells = KINDS.map((k) => `${k} ${med(k, f)} µs${k !== base ? ` (${ratio(k, f)}x of ${base}'s, round by round)` : ''}`);
     process.stdout.write(`median ${what} per row: ${cells.join(', ')}\n`);
+  }
+  if (SHOW_COMMANDS) {
+    for (const kind of KINDS) {
+      const names = [...new Set(figures[kind].flatMap((f) => [...f.commands.keys()]))];
+      const per = (name: string, k: 'calls' | 'usec') => median(figures[kind].map((f) => f.commands.get(name)?.[k] ?? 0));
+      const rows = names.map((name) => ({ name, calls: per(name, 'calls'), usec: per(name, 'usec') })).sort((a, b) => b.usec - a.usec);
+      process.stdout.write(`${kind}: median per row, command calls / µs\n`);
+      for (const r of rows) process.stdout.write(`  ${r.name.padEnd(18)} ${r.calls.toFixed(3).padStart(8)} ${r.usec.toFixed(2).padStart(8)}\n`);
+    }
   }
 }
 
