@@ -41,14 +41,19 @@ describe('command output through a pipe', () => {
     expect(r.code).toBe(0);
     // more than a pipe holds
     expect(r.stdout.length).toBeGreaterThan(96 * 1024);
-    const report = JSON.parse(r.stdout) as { uploads: unknown[]; sellers: unknown[] };
+    const report = JSON.parse(r.stdout) as { uploads: unknown[]; sellers: unknown[]; pool: unknown };
     expect(report.uploads).toHaveLength(UPLOADS);
     expect(report.sellers).toHaveLength(UPLOADS);
+    // no pool was started
+    expect(report.pool).toEqual({ up: 0, expected: 0 });
   });
 
   it('the plain status lists every seller', async () => {
     const r = await runWithSlowReader(['status'], 1500);
     expect(r.code).toBe(0);
     expect(r.stdout.match(/^seller OUT-\d+ /gm)).toHaveLength(UPLOADS);
+    // its rows are pending and nothing would send them: said once, and no ETA is made up
+    expect(r.stdout.split('\n')[0]).toBe('no worker pool is running: pending rows wait until `bulk-register workers` starts');
+    expect(r.stdout.match(/ETA unknown until a worker pool runs\)$/gm)).toHaveLength(UPLOADS);
   });
 });

@@ -6,7 +6,7 @@
 import cliProgress from 'cli-progress';
 import type { Config } from '../config.js';
 import { formatDuration } from '../progress/eta.js';
-import { readStatus, type StatusFilter, type StatusReport } from '../progress/status.js';
+import { noPool, readStatus, type StatusFilter, type StatusReport } from '../progress/status.js';
 import type { RedisClient } from '../redis.js';
 import { safeText } from './exit.js';
 
@@ -42,6 +42,7 @@ export class RateMeter {
 
 export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
   const lines: Line[] = [];
+  const idle = noPool(report);
   for (const s of report.sellers) {
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
       const finished = u.registered + u.duplicate + u.failed + u.cancelled;
@@ -51,7 +52,7 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
         label: `${safeText(s.sellerId)} ${u.uploadId.slice(0, 8)}`,
         finished,
         total: u.total,
-        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed}${u.cancelled ? ` cancelled ${u.cancelled}` : ''} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
+        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed}${u.cancelled ? ` cancelled ${u.cancelled}` : ''} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : idle ? 'no worker pool is running' : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
       });
     }
   }

@@ -2,7 +2,7 @@
 import { safeText } from './exit.js';
 import type { Config } from '../config.js';
 import { formatDuration } from '../progress/eta.js';
-import { readStatus, statusJson, type StatusReport } from '../progress/status.js';
+import { noPool, readStatus, statusJson, type StatusReport } from '../progress/status.js';
 import { ReplyError } from 'ioredis';
 import { connectChecked, createRedis, RedisUnavailable } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
@@ -104,6 +104,9 @@ export function formatStatus(report: StatusReport): string {
   if (report.api && !report.api.available) {
     lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
   }
+  const idle = noPool(report);
+  if (idle) lines.push('no worker pool is running: pending rows wait until `bulk-register workers` starts');
+  else if (report.pool && report.pool.up < report.pool.expected) lines.push(`worker pool: ${report.pool.up} of ${report.pool.expected} processes up`);
   for (const s of report.sellers) {
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
     const rule = `${s.limit} per ${s.windowMs} ms${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
@@ -111,7 +114,10 @@ export function formatStatus(report: StatusReport): string {
       const by = s.paused.by === 'credentials' ? 'paused' : 'paused by the operator';
       lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);
     } else {
-      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''})`);
+      const pending = report.uploads.some((u) => u.sellerId === s.sellerId && !u.done && u.pending > 0);
+      const eta = idle && pending ? 'ETA unknown until a worker pool runs'
+        : `ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''}`;
+      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ${eta})`);
     }
     const uploads = report.uploads.filter((x) => x.sellerId === s.sellerId);
     // a seller paused on its own before its first upload (or after its last expired)

@@ -9,7 +9,6 @@ import type { Config } from '../config.js';
 import { namespaceOf } from '../keys.js';
 import { readStatus, type StatusFilter, type StatusReport } from '../progress/status.js';
 import type { RedisClient } from '../redis.js';
-import { readPools } from '../worker/pool-presence.js';
 import { uploadKeysOf } from '../seller-home.js';
 
 export const LOST_CHECK_MS = 15_000;
@@ -21,7 +20,7 @@ export interface FailureGroup {
 
 export interface ConsoleSnapshot {
   report: StatusReport;
-  pool: { up: number; expected: number; pools: number };
+  pool: { up: number; expected: number };
   /** Failed rows by upload id, grouped by reason. */
   failures: Map<string, FailureGroup[]>;
   /** The console's clock when read (ms). */
@@ -47,9 +46,10 @@ export class SnapshotReader {
       this.lostCheckedAt = at;
     }
     // a scoped read (one request) checks its own uploads afresh and leaves the shared cache alone
-    const report = await readStatus(this.redis, this.config, filter, whole ? { lostKnown: this.lostKnown } : {});
+    const report = await readStatus(this.redis, this.config, filter, whole ? { lostKnown: this.lostKnown, now: () => at } : { now: () => at });
     const ns = namespaceOf(this.config.queuePrefix);
-    const pool = await readPools(this.redis, ns, at);
+    // read with the report (progress/status.ts)
+    const pool = report.pool ?? { up: 0, expected: 0 };
     const failures = new Map<string, FailureGroup[]>();
     for (const u of report.uploads) {
       if (u.failed === 0) continue;

@@ -12,6 +12,7 @@ import { ALL, pauseOf, readPauses, type Pause } from '../steering/pauses.js';
 import { readApiDown } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 import { uploadKeysOf } from '../seller-home.js';
+import { readPools } from '../worker/pool-presence.js';
 
 export interface UploadStatus {
   uploadId: string;
@@ -56,6 +57,8 @@ export interface StatusReport {
   sellers: SellerStatus[];
   /** Whether the registration API counts as available (steering/outage.ts), and since when (ms). */
   api?: { available: boolean; since: number | null };
+  /** Worker processes up and expected over every running pool (worker/pool-presence.ts): 0 and 0 when none runs. */
+  pool?: { up: number; expected: number };
 }
 
 export interface StatusFilter {
@@ -80,6 +83,8 @@ export interface StatusOptions {
    * Uploads checked are added to it.
    */
   lostKnown?: Map<string, number>;
+  /** The clock a pool's presence is judged fresh by (ms; default Date.now). */
+  now?: () => number;
 }
 
 /** Reads in flight at once: the status of hundreds of sellers costs a few round trips, not one per upload. */
@@ -124,7 +129,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const [pauses, down] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns)]);
+  const [pauses, down, pools] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns), readPools(redis, ns, (opts.now ?? Date.now)())]);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   // a seller paused on its own is shown (with why and by whom) before its first upload or after its last expired
@@ -148,7 +153,12 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });
-  return { uploads, sellers, api: { available: down === undefined, since: down?.since ?? null } };
+  return { uploads, sellers, api: { available: down === undefined, since: down?.since ?? null }, pool: { up: pools.up, expected: pools.expected } };
+}
+
+/** Rows are pending and no worker pool runs to send them (a report without the pool's figures says nothing). */
+export function noPool(report: StatusReport): boolean {
+  return report.pool !== undefined && report.pool.expected === 0 && report.uploads.some((u) => !u.done && u.pending > 0);
 }
 
 /** `state` of cli.md's status --json and the console's data-state. */
@@ -177,5 +187,6 @@ export function statusJson(report: StatusReport) {
       paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
     api: report.api ?? { available: true, since: null },
+    ...(report.pool ? { pool: report.pool } : {}),
   };
 }

@@ -16,7 +16,7 @@ const seller = (sellerId: string, nextPermitInMs = 0): SellerStatus => ({
 });
 const snapshot = (registered: number): ConsoleSnapshot => ({
   report: { uploads: [upload('A', 'a1', registered), upload('B', 'b1', 10)], sellers: [seller('A', 500), seller('B')] },
-  pool: { up: 2, expected: 2, pools: 1 },
+  pool: { up: 2, expected: 2 },
   failures: new Map([['b1', [{ reason: 'price: too high', count: 2 }]]]),
   at: 0,
 });

@@ -69,6 +69,8 @@ describe('pause and resume', () => {
       const status = JSON.parse((await runCli(['status', '--json'], stage.env)).stdout);
       const seller = status.sellers.find((x: { sellerId: string }) => x.sellerId === 'BIG');
       expect(seller.paused).toMatchObject({ reason: `maintenance ${round}`, by: 'operator' });
+      // the pool's processes, as the console's operator page shows them
+      if (round === 0) expect(status.pool).toMatchObject({ expected: 4 });
       expect(status.uploads.find((u: { uploadId: string }) => u.uploadId === big)).toMatchObject({ state: 'paused', failed: 0, done: false });
       if (round === 1) {
         // the pause outlives the pool

@@ -1,0 +1,45 @@
+/**
+ * `status`'s plain text and `--watch` lines say when no worker pool runs to send
+ * the pending rows (and then make up no ETA), and when some of its processes are down.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatStatus } from '../../src/cli/status.js';
+import { RateMeter, watchLines } from '../../src/cli/status-watch.js';
+import { statusJson, type SellerStatus, type StatusReport, type UploadStatus } from '../../src/progress/status.js';
+
+const upload = (registered: number): UploadStatus => ({
+  uploadId: 'u1', sellerId: 'S1', file: 'a.xlsx', createdAt: 0, total: 10, registered, duplicate: 0, failed: 0,
+  cancelled: 0, cancelledAt: undefined, pending: 10 - registered, lost: 0, invalid: 0, done: registered === 10,
+});
+const seller: SellerStatus = {
+  sellerId: 'S1', nextPermitInMs: 0, limit: 100, windowMs: 60_000, waitingForPermit: 0, etaMs: 1500, pace: 'pool', recentSends: 3, paused: null, ruleSource: 'config',
+};
+const report = (registered: number, pool?: { up: number; expected: number }): StatusReport => ({ uploads: [upload(registered)], sellers: [seller], ...(pool ? { pool } : {}) });
+
+describe('status and the worker pool', () => {
+  it('says no pool runs while rows are pending, and gives no ETA then', () => {
+    const text = formatStatus(report(4, { up: 0, expected: 0 }));
+    expect(text.split('\n')[0]).toBe('no worker pool is running: pending rows wait until `bulk-register workers` starts');
+    expect(text).toMatch(/ETA unknown until a worker pool runs\)/);
+    expect(text).not.toMatch(/ETA \d/);
+    expect(watchLines(report(4, { up: 0, expected: 0 }), new RateMeter())[0]!.text).toMatch(/\| no worker pool is running$/);
+  });
+
+  it('says nothing of the pool when it runs whole, or when nothing is pending', () => {
+    for (const r of [report(4, { up: 16, expected: 16 }), report(10, { up: 0, expected: 0 }), report(4)]) {
+      const text = formatStatus(r);
+      expect(text).not.toMatch(/worker pool/);
+      expect(watchLines(r, new RateMeter())[0]!.text).not.toMatch(/worker pool/);
+    }
+    expect(formatStatus(report(4, { up: 16, expected: 16 }))).toMatch(/ETA 2s, paced by the pool/);
+  });
+
+  it('says how many processes are up when some are down', () => {
+    expect(formatStatus(report(4, { up: 13, expected: 16 })).split('\n')[0]).toBe('worker pool: 13 of 16 processes up');
+  });
+
+  it('puts the pool in status --json beside the fields cli.md names', () => {
+    expect(statusJson(report(4, { up: 3, expected: 4 })).pool).toEqual({ up: 3, expected: 4 });
+    expect(statusJson(report(4))).not.toHaveProperty('pool');
+  });
+});
