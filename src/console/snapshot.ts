@@ -46,7 +46,7 @@ export class SnapshotReader {
       this.lostCheckedAt = at;
     }
     // a scoped read (one request) checks its own uploads afresh and leaves the shared cache alone
-    const report = await readStatus(this.redis, this.config, filter, whole ? { lostKnown: this.lostKnown, now: () => at } : { now: () => at });
+    const report = await readStatus(this.redis, this.config, filter, whole ? { lostKnown: this.lostKnown } : {});
     const ns = namespaceOf(this.config.queuePrefix);
     // read with the report (progress/status.ts)
     const pool = report.pool ?? { up: 0, expected: 0 };

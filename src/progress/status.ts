@@ -83,8 +83,6 @@ export interface StatusOptions {
    * Uploads checked are added to it.
    */
   lostKnown?: Map<string, number>;
-  /** The clock a pool's presence is judged fresh by (ms; default Date.now). */
-  now?: () => number;
 }
 
 /** Reads in flight at once: the status of hundreds of sellers costs a few round trips, not one per upload. */
@@ -129,7 +127,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const [pauses, down, pools] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns), readPools(redis, ns, (opts.now ?? Date.now)())]);
+  const [pauses, down, pools] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns), readPools(redis, ns)]);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   // a seller paused on its own is shown (with why and by whom) before its first upload or after its last expired

@@ -2,7 +2,10 @@
  * Each running pool says in Redis how many of its worker processes are up, so
  * that the console (on another host, perhaps) can show the pool. One hash per
  * namespace, one field per pool (`host:pid`), rewritten every few seconds; a
- * field not rewritten for STALE_MS belongs to a pool that is gone.
+ * field not rewritten for STALE_MS belongs to a pool that is gone. Both the
+ * write's time and the reader's judgement of it are Redis's clock (TIME in the
+ * script, on the key's node), so a reader on a host whose clock is off by more
+ * than STALE_MS still sees the pool that runs.
  */
 import { hostname } from 'node:os';
 import type { RedisClient } from '../redis.js';
@@ -17,19 +20,28 @@ export interface PoolPresence {
   id: string;
   up: number;
   expected: number;
-  /** the supervisor's clock when written (ms) */
+  /** Redis's clock when written (ms) */
   at: number;
 }
+
+/** Sets one pool's field to its presence (ARGV[2], JSON without `at`) stamped with Redis's TIME, and the hash's TTL. */
+const WRITE = `local t = redis.call('TIME')
+local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], ARGV[1], string.sub(ARGV[2], 1, -2) .. ',"at":' .. string.format('%d', at) .. '}')
+return redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
+
+/** Redis's clock (ms) and every pool's field, read at one moment on the key's node. */
+const READ = `local t = redis.call('TIME')
+return { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), redis.call('HGETALL', KEYS[1]) }`;
 
 /**
  * Writes this pool's presence now and every PRESENCE_EVERY_MS.
  * @returns stop: removes the field (best effort) and stops writing
  */
-export function announcePool(redis: RedisClient, ns: string, counts: () => { up: number; expected: number }, now: () => number = Date.now): () => Promise<void> {
+export function announcePool(redis: RedisClient, ns: string, counts: () => { up: number; expected: number }): () => Promise<void> {
   const id = `${hostname()}:${process.pid}`;
   const write = () => {
-    const p: PoolPresence = { id, ...counts(), at: now() };
-    redis.multi().hset(poolsKey(ns), id, JSON.stringify(p)).pexpire(poolsKey(ns), STALE_MS * 4).exec().catch(() => undefined);
+    redis.eval(WRITE, 1, poolsKey(ns), id, JSON.stringify({ id, ...counts() }), STALE_MS * 4).catch(() => undefined);
   };
   write();
   const timer = setInterval(write, PRESENCE_EVERY_MS);
@@ -41,16 +53,16 @@ export function announcePool(redis: RedisClient, ns: string, counts: () => { up:
   };
 }
 
-/** The pools alive now: processes up and expected over all of them. */
-export async function readPools(redis: RedisClient, ns: string, nowMs: number): Promise<{ up: number; expected: number; pools: number }> {
-  const all = await redis.hgetall(poolsKey(ns));
+/** The pools alive now, by Redis's clock: processes up and expected over all of them. */
+export async function readPools(redis: RedisClient, ns: string): Promise<{ up: number; expected: number; pools: number }> {
+  const [nowMs, fields] = (await redis.eval(READ, 1, poolsKey(ns))) as [number, string[]];
   let up = 0;
   let expected = 0;
   let pools = 0;
-  for (const text of Object.values(all)) {
+  for (let i = 1; i < fields.length; i += 2) {
     try {
-      const p = JSON.parse(text) as PoolPresence;
-      if (nowMs - p.at > STALE_MS) continue;
+      const p = JSON.parse(fields[i]!) as PoolPresence;
+      if (!(nowMs - p.at <= STALE_MS)) continue;
       up += p.up;
       expected += p.expected;
       pools++;
