@@ -49,6 +49,8 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
     failures,
     api: json.api,
     ...(scope.kind === 'operator' ? { pool: { up: snapshot.pool.up, expected: snapshot.pool.expected } } : {}),
+    // whether any worker pool runs (both scopes: a seller's unfinished upload then says why it does not move)
+    poolRunning: snapshot.pool.expected > 0,
   };
 }
 

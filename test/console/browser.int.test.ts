@@ -270,5 +270,20 @@ describe('console in a browser', () => {
     const ids = await page.$$eval('[data-test="seller"]', (els) => els.map((e) => e.getAttribute('data-seller-id')));
     expect(new Set(ids).size).toBe(ids.length);
   }, 120_000);
+
+  // last: it stops the stage's pool
+  it('tells a seller, and the operator, that an upload waits because no worker pool runs', async () => {
+    for (const pool of s.stage.pools) await pool.stop('SIGTERM');
+    expect((await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'IDLE'], s.stage.env)).code).toBe(0);
+    const seller = await newPage();
+    await seller.goto(s.sellerLink('IDLE'));
+    const card = seller.locator('[data-test="upload"]');
+    await card.locator('[data-test="no-pool"]').waitFor({ timeout: 10_000 });
+    expect(await card.getAttribute('data-state')).toBe('waiting');
+    expect(await card.locator('[data-test="eta"]').count()).toBe(0);
+    const ops = await newPage();
+    await ops.goto(`${s.url}/ops?token=${OPS_TOKEN}`);
+    await ops.locator('[data-test="seller"][data-seller-id="IDLE"] [data-test="no-pool"]').waitFor({ timeout: 10_000 });
+  }, 60_000);
 });
 

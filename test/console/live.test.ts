@@ -88,4 +88,11 @@ describe('viewOf', () => {
     expect(ops.uploads.map((u) => u.state)).toEqual(['throttled', 'done']);
     expect(viewOf(s, { kind: 'operator', sellerId: 'B' }).uploads.map((u) => u.uploadId)).toEqual(['b1']);
   });
+
+  it('tells both scopes whether a worker pool runs, and only the operator its figures', () => {
+    expect(viewOf(snapshot(3), { kind: 'seller', sellerId: 'A' }).poolRunning).toBe(true);
+    const idle = { ...snapshot(3), pool: { up: 0, expected: 0 } };
+    expect(viewOf(idle, { kind: 'seller', sellerId: 'A' }).poolRunning).toBe(false);
+    expect(viewOf(idle, { kind: 'operator' })).toMatchObject({ poolRunning: false, pool: { up: 0, expected: 0 } });
+  });
 });

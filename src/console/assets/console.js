@@ -201,7 +201,7 @@ function stateBadge(u, seller, apiDown) {
   return h('span', { class: `badge ${held ? 'held' : u.state}`, 'data-test': 'state', 'data-state': u.state }, held ? t.state_held : t[`state_${u.state}`]);
 }
 
-function uploadCard(u, seller, apiDown) {
+function uploadCard(u, seller, apiDown, idle) {
   // a cancelled upload's bar shows the rows that were sent, not the ones cancelled
   const finished = u.registered + u.duplicate + u.failed + (u.state === 'cancelled' ? 0 : (u.cancelled || 0));
   const pct = u.total > 0 ? Math.floor((finished * 100) / u.total) : 100;
@@ -210,6 +210,8 @@ function uploadCard(u, seller, apiDown) {
     facts.push(h('span', { 'data-test': 'paused', class: 'error' }, `${t[`pausedBy_${seller.paused.by}`] || t.state_paused}: ${seller.paused.reason}`));
   } else if (!u.done && apiDown) {
     facts.push(h('span', { 'data-test': 'held', class: 'error' }, t.heldForApi));
+  } else if (!u.done && idle) {
+    facts.push(h('span', { 'data-test': 'no-pool', class: 'error' }, t.waitingForPool));
   } else if (!u.done && seller) {
     facts.push(h('span', { 'data-test': 'next-permit' }, seller.nextPermitInMs > 0 ? `${t.nextPermit} ${duration(seller.nextPermitInMs)}` : t.permitFree));
     const eta = paceText(seller);
@@ -252,6 +254,8 @@ function renderApi(view) {
 }
 
 const apiIsDown = (view) => Boolean(view.api && view.api.available === false);
+/** No worker pool runs: unfinished uploads wait for one (an older server says nothing: not idle). */
+const poolIdle = (view) => view.poolRunning === false;
 
 function renderSeller(view) {
   renderApi(view);
@@ -263,12 +267,12 @@ function renderSeller(view) {
   paused.textContent = seller && seller.paused ? `${t.sellerPaused} (${t[`pausedBy_${seller.paused.by}`] || t.state_paused}: ${seller.paused.reason})` : '';
   if (view.uploads.length === 0) return list.replaceChildren(h('p', { class: 'empty' }, t.noUploads));
   const active = document.activeElement;
-  list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller, apiIsDown(view))));
+  list.replaceChildren(...view.uploads.map((u) => uploadCard(u, view.sellers.find((s) => s.sellerId === u.sellerId) || seller, apiIsDown(view), poolIdle(view))));
   refocus(list, active);
 }
 
 /** A seller's section on the operator page: its rule, its rate and its uploads. */
-function sellerSection(s, uploads, apiDown) {
+function sellerSection(s, uploads, apiDown, idle) {
   return h('section', {
     class: `seller${s.active ? ' active' : ''}`, 'data-test': 'seller', 'data-seller-id': s.sellerId, 'data-throttled': s.throttled ? '1' : '0',
     ...(s.paused ? { 'data-paused': s.paused.reason } : {}), 'data-rule-source': s.ruleSource || 'config',
@@ -281,7 +285,7 @@ function sellerSection(s, uploads, apiDown) {
       s.paused
         ? kept(`resume:${s.sellerId}:${s.paused.since}`, () => button({ 'data-test': 'resume', class: 'secondary' }, t.resume, () => void post(`/api/sellers/${encodeURIComponent(s.sellerId)}/resume`)))
         : kept(`pause:${s.sellerId}`, () => pauseControl((reason) => post(`/api/sellers/${encodeURIComponent(s.sellerId)}/pause`, { reason }), 'pause'))),
-    h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s, apiDown))));
+    h('div', { class: 'seller-uploads uploads' }, uploads.map((u) => uploadCard(u, s, apiDown, idle))));
 }
 
 /** Pause with an optional reason (an input beside the button). */
@@ -343,10 +347,10 @@ function renderOps(view) {
   const [start, end] = active && typeof active.selectionStart === 'number' ? [active.selectionStart, active.selectionEnd] : [];
   const next = sellers.map((s) => {
     const uploads = uploadsOf.get(s.sellerId) || [];
-    const data = JSON.stringify([s, uploads, apiIsDown(view)]);
+    const data = JSON.stringify([s, uploads, apiIsDown(view), poolIdle(view)]);
     const known = sellerSections.get(s.sellerId);
     if (known && known.data === data) return known.el;
-    const el = sellerSection(s, uploads, apiIsDown(view));
+    const el = sellerSection(s, uploads, apiIsDown(view), poolIdle(view));
     sellerSections.set(s.sellerId, { data, el });
     return el;
   });
