@@ -42,6 +42,10 @@ export interface LuaCommands {
   tokenBucket(bucket: string, limit: number, windowMs: number): Promise<[number, number]>;
   /** lua/pin-home.lua: numkeys, the pin, the seller's own-tag keys, then the shard to pin to */
   pinHome(numKeys: number, ...keysThenShard: string[]): Promise<string>;
+  /** lua/pool-presence.lua: writes a pool's presence stamped with Redis's TIME */
+  poolPresence(pools: string, op: 'write', poolId: string, presenceJson: string, ttlMs: number): Promise<number>;
+  /** lua/pool-presence.lua: Redis's clock and every pool's field */
+  poolPresence(pools: string, op: 'read'): Promise<[number, string[]]>;
   /** lua/peek-permit.lua */
   peekPermit(
     plan: string, sent: string, rule: string, blocked: string, defer: string,
@@ -61,6 +65,7 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefine
   peekPermit: { file: 'peek-permit.lua', keys: 5 },
   tokenBucket: { file: 'token-bucket.lua', keys: 1 },
   pinHome: { file: 'pin-home.lua', keys: undefined },
+  poolPresence: { file: 'pool-presence.lua', keys: 1 },
 };
 
 let scriptSource: Map<string, string> | undefined;

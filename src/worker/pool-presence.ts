@@ -3,8 +3,8 @@
  * that the console (on another host, perhaps) can show the pool. One hash per
  * namespace, one field per pool (`host:pid`), rewritten every few seconds; a
  * field not rewritten for STALE_MS belongs to a pool that is gone. Both the
- * write's time and the reader's judgement of it are Redis's clock (TIME in the
- * script, on the key's node), so a reader on a host whose clock is off by more
+ * write's time and the reader's judgement of it are Redis's clock (TIME in
+ * lua/pool-presence.lua, on the key's node), so a reader on a host whose clock is off by more
  * than STALE_MS still sees the pool that runs.
  */
 import { hostname } from 'node:os';
@@ -24,16 +24,6 @@ export interface PoolPresence {
   at: number;
 }
 
-/** Sets one pool's field to its presence (ARGV[2], JSON without `at`) stamped with Redis's TIME, and the hash's TTL. */
-const WRITE = `local t = redis.call('TIME')
-local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], ARGV[1], string.sub(ARGV[2], 1, -2) .. ',"at":' .. string.format('%d', at) .. '}')
-return redis.call('PEXPIRE', KEYS[1], ARGV[3])`;
-
-/** Redis's clock (ms) and every pool's field, read at one moment on the key's node. */
-const READ = `local t = redis.call('TIME')
-return { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), redis.call('HGETALL', KEYS[1]) }`;
-
 /**
  * Writes this pool's presence now and every PRESENCE_EVERY_MS.
  * @returns stop: removes the field (best effort) and stops writing
@@ -41,7 +31,7 @@ return { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), redis.call('
 export function announcePool(redis: RedisClient, ns: string, counts: () => { up: number; expected: number }): () => Promise<void> {
   const id = `${hostname()}:${process.pid}`;
   const write = () => {
-    redis.eval(WRITE, 1, poolsKey(ns), id, JSON.stringify({ id, ...counts() }), STALE_MS * 4).catch(() => undefined);
+    redis.poolPresence(poolsKey(ns), 'write', id, JSON.stringify({ id, ...counts() }), STALE_MS * 4).catch(() => undefined);
   };
   write();
   const timer = setInterval(write, PRESENCE_EVERY_MS);
@@ -55,7 +45,7 @@ export function announcePool(redis: RedisClient, ns: string, counts: () => { up:
 
 /** The pools alive now, by Redis's clock: processes up and expected over all of them. */
 export async function readPools(redis: RedisClient, ns: string): Promise<{ up: number; expected: number; pools: number }> {
-  const [nowMs, fields] = (await redis.eval(READ, 1, poolsKey(ns))) as [number, string[]];
+  const [nowMs, fields] = await redis.poolPresence(poolsKey(ns), 'read');
   let up = 0;
   let expected = 0;
   let pools = 0;

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hostname } from 'node:os';
+import { defineCommands } from '../../src/redis.js';
 import { announcePool, poolsKey, readPools, STALE_MS } from '../../src/worker/pool-presence.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
@@ -25,8 +26,8 @@ const redisNow = async (c: ReturnType<TestRedis['client']>) => {
 
 describe('pool presence', () => {
   it('is read by Redis\'s clock, not the reader\'s', async () => {
-    const c = redis.client();
-    const stop = announcePool(c as never, 'clock', () => ({ up: 3, expected: 4 }));
+    const c = defineCommands(redis.client());
+    const stop = announcePool(c, 'clock', () => ({ up: 3, expected: 4 }));
     try {
       const field = async () => c.hget(poolsKey('clock'), `${hostname()}:${process.pid}`);
       for (let i = 0; i < 50 && !(await field()); i++) await new Promise((r) => setTimeout(r, 20));
@@ -37,21 +38,21 @@ describe('pool presence', () => {
       for (const skew of [3_600_000, -3_600_000]) {
         const real = Date.now;
         const spy = vi.spyOn(Date, 'now').mockImplementation(() => real.call(Date) + skew);
-        expect(await readPools(c as never, 'clock')).toEqual({ up: 3, expected: 4, pools: 1 });
+        expect(await readPools(c, 'clock')).toEqual({ up: 3, expected: 4, pools: 1 });
         spy.mockRestore();
       }
     } finally {
       await stop();
     }
-    expect(await readPools(c as never, 'clock')).toEqual({ up: 0, expected: 0, pools: 0 });
+    expect(await readPools(c, 'clock')).toEqual({ up: 0, expected: 0, pools: 0 });
   });
 
   it('drops a pool not written for STALE_MS by Redis\'s clock, and a field it cannot read', async () => {
-    const c = redis.client();
+    const c = defineCommands(redis.client());
     const now = await redisNow(c);
     await c.hset(poolsKey('stale'), 'gone:1', JSON.stringify({ id: 'gone:1', up: 16, expected: 16, at: now - STALE_MS - 1000 }));
     await c.hset(poolsKey('stale'), 'live:2', JSON.stringify({ id: 'live:2', up: 2, expected: 16, at: now }));
     await c.hset(poolsKey('stale'), 'junk', 'not json');
-    expect(await readPools(c as never, 'stale')).toEqual({ up: 2, expected: 16, pools: 1 });
+    expect(await readPools(c, 'stale')).toEqual({ up: 2, expected: 16, pools: 1 });
   });
 });
