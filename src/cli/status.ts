@@ -108,18 +108,18 @@ export function formatStatus(report: StatusReport): string {
   if (idle) lines.push('no worker pool is running: pending rows wait until `bulk-register workers` starts');
   else if (report.pool && report.pool.up < report.pool.expected) lines.push(`worker pool: ${report.pool.up} of ${report.pool.expected} processes up`);
   for (const s of report.sellers) {
+    const uploads = report.uploads.filter((x) => x.sellerId === s.sellerId);
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
     const rule = `${s.limit} per ${s.windowMs} ms${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
     if (s.paused) {
       const by = s.paused.by === 'credentials' ? 'paused' : 'paused by the operator';
       lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);
     } else {
-      const pending = report.uploads.some((u) => u.sellerId === s.sellerId && !u.done && u.pending > 0);
+      const pending = uploads.some((u) => !u.done && u.pending > 0);
       const eta = idle && pending ? 'ETA unknown until a worker pool runs'
         : `ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''}`;
       lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ${eta})`);
     }
-    const uploads = report.uploads.filter((x) => x.sellerId === s.sellerId);
     // a seller paused on its own before its first upload (or after its last expired)
     if (uploads.length === 0) lines.push('  no uploads');
     for (const u of uploads) {

@@ -20,7 +20,6 @@ export interface FailureGroup {
 
 export interface ConsoleSnapshot {
   report: StatusReport;
-  pool: { up: number; expected: number };
   /** Failed rows by upload id, grouped by reason. */
   failures: Map<string, FailureGroup[]>;
   /** The console's clock when read (ms). */
@@ -48,8 +47,6 @@ export class SnapshotReader {
     // a scoped read (one request) checks its own uploads afresh and leaves the shared cache alone
     const report = await readStatus(this.redis, this.config, filter, whole ? { lostKnown: this.lostKnown } : {});
     const ns = namespaceOf(this.config.queuePrefix);
-    // read with the report (progress/status.ts)
-    const pool = report.pool ?? { up: 0, expected: 0 };
     const failures = new Map<string, FailureGroup[]>();
     for (const u of report.uploads) {
       if (u.failed === 0) continue;
@@ -61,7 +58,7 @@ export class SnapshotReader {
       failures.set(u.uploadId, cached.groups);
     }
     if (whole) for (const id of this.failureCache.keys()) if (!failures.has(id)) this.failureCache.delete(id);
-    return { report, pool, failures, at };
+    return { report, failures, at };
   }
 
   private async failureGroups(ns: string, sellerId: string, uploadId: string): Promise<FailureGroup[]> {

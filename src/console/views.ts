@@ -27,6 +27,7 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
   const uploads = snapshot.report.uploads.filter((u) => !sellerId || u.sellerId === sellerId);
   const sellers = snapshot.report.sellers.filter((s) => !sellerId || s.sellerId === sellerId);
   const bySeller = new Map(sellers.map((s) => [s.sellerId, s]));
+  const pool = snapshot.report.pool ?? { up: 0, expected: 0 };
   const json = statusJson({ uploads, sellers, ...(snapshot.report.api ? { api: snapshot.report.api } : {}) });
   const states = new Map(uploads.map((u) => [u.uploadId, uploadState(u, bySeller.get(u.sellerId))]));
   const createdAt = new Map(uploads.map((u) => [u.uploadId, u.createdAt]));
@@ -48,9 +49,9 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
     }),
     failures,
     api: json.api,
-    ...(scope.kind === 'operator' ? { pool: { up: snapshot.pool.up, expected: snapshot.pool.expected } } : {}),
+    ...(scope.kind === 'operator' ? { pool: { up: pool.up, expected: pool.expected } } : {}),
     // whether any worker pool runs (both scopes: a seller's unfinished upload then says why it does not move)
-    poolRunning: snapshot.pool.expected > 0,
+    poolRunning: pool.expected > 0,
   };
 }
 

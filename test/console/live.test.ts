@@ -15,8 +15,7 @@ const seller = (sellerId: string, nextPermitInMs = 0): SellerStatus => ({
   sellerId, nextPermitInMs, limit: 10, windowMs: 2000, waitingForPermit: 0, etaMs: 0, pace: 'rule', recentSends: 3, paused: null, ruleSource: 'config',
 });
 const snapshot = (registered: number): ConsoleSnapshot => ({
-  report: { uploads: [upload('A', 'a1', registered), upload('B', 'b1', 10)], sellers: [seller('A', 500), seller('B')] },
-  pool: { up: 2, expected: 2 },
+  report: { uploads: [upload('A', 'a1', registered), upload('B', 'b1', 10)], sellers: [seller('A', 500), seller('B')], pool: { up: 2, expected: 2 } },
   failures: new Map([['b1', [{ reason: 'price: too high', count: 2 }]]]),
   at: 0,
 });
@@ -91,7 +90,8 @@ describe('viewOf', () => {
 
   it('tells both scopes whether a worker pool runs, and only the operator its figures', () => {
     expect(viewOf(snapshot(3), { kind: 'seller', sellerId: 'A' }).poolRunning).toBe(true);
-    const idle = { ...snapshot(3), pool: { up: 0, expected: 0 } };
+    const s = snapshot(3);
+    const idle = { ...s, report: { ...s.report, pool: { up: 0, expected: 0 } } };
     expect(viewOf(idle, { kind: 'seller', sellerId: 'A' }).poolRunning).toBe(false);
     expect(viewOf(idle, { kind: 'operator' })).toMatchObject({ poolRunning: false, pool: { up: 0, expected: 0 } });
   });
