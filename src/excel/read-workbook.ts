@@ -3,14 +3,14 @@
  * SheetCells. Reading stops as soon as the sheet shows more product rows than
  * allowed, so a huge sheet is never read to its end.
  */
-import { Readable } from 'node:stream';
 import { inflateRawSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { MAX_ENTRY_BYTES } from './sniff-file.js';
-import { entryData, readZipDirectory, type ZipEntry } from './zip-directory.js';
+import { HeldTailStream } from './held-tail-stream.js';
+import { centralDirectoryOffset, entryData, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
 /** Columns past this one are never read (the sheet's fields sit well before it). */
@@ -144,7 +144,7 @@ function rowCells(row: StreamRow): SheetCell[] {
  * @throws UploadRejected when the workbook cannot be read or has no usable sheet.
  */
 export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: ZipEntry[] = readZipDirectory(bytes) ?? []): Promise<SheetData> {
-  const input = Readable.from([bytes]);
+  const input = new HeldTailStream(bytes, centralDirectoryOffset(bytes), entries.length);
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     sharedStrings: 'cache',
     hyperlinks: 'ignore',

@@ -16,13 +16,26 @@ export interface ZipEntry {
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
 
+/** Where the end-of-central-directory record starts, or -1 when there is none. */
+function findEndRecord(bytes: Buffer): number {
+  const min = Math.max(0, bytes.length - 65_557);
+  for (let i = bytes.length - 22; i >= min; i--) {
+    if (bytes.readUInt32LE(i) === EOCD) return i;
+  }
+  return -1;
+}
+
+/** Where the central directory starts (the end of the entries' data), or undefined when it cannot be found. */
+export function centralDirectoryOffset(bytes: Buffer): number | undefined {
+  const eocd = findEndRecord(bytes);
+  if (eocd < 0) return undefined;
+  const offset = bytes.readUInt32LE(eocd + 16);
+  return offset <= eocd ? offset : undefined;
+}
+
 /** @returns the entries, or undefined when the directory is missing or damaged. */
 export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
-  const min = Math.max(0, bytes.length - 65_557);
-  let eocd = -1;
-  for (let i = bytes.length - 22; i >= min; i--) {
-    if (bytes.readUInt32LE(i) === EOCD) { eocd = i; break; }
-  }
+  const eocd = findEndRecord(bytes);
   if (eocd < 0) return undefined;
   const count = bytes.readUInt16LE(eocd + 10);
   const size = bytes.readUInt32LE(eocd + 12);
