@@ -12,12 +12,16 @@
  * runs some of them, e.g. one alone to profile its worker. ROW_COST_COMMANDS=1
  * also prints each kind's commands per row (calls and µs, medians of the
  * rounds): where a kind's Redis time goes, scripts' inner commands included.
+ * ROW_COST_CLUSTER=1 runs the same on a private 3-master Redis Cluster (one queue,
+ * the sellers pinned to its shard as an upload pins them): what a row costs
+ * through ioredis's cluster client, with the commands summed over the masters.
  */
+import { startCluster } from '../src/dev/redis-cluster.js';
 import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { QueueSet } from '../src/queue.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { Bench, bareJobs, cpuMs, median, sheetOf, sleep, type Ctx } from './harness.js';
+import { Bench, bareJobs, cpuMs, median, redisNodes, sheetOf, sleep, type Ctx } from './harness.js';
 
 const SELLERS = 100;
 const ROWS = 50;
@@ -30,11 +34,19 @@ const KINDS = (process.env.ROW_COST_KINDS?.split(',') ?? ['none', 'sliding-windo
 type Figures = { cpuUsPerRow: number; redisCpuUsPerRow: number; scriptUsPerRow: number; rowsPerSec: number; commands: Map<string, { calls: number; usec: number }> };
 /** ROW_COST_COMMANDS=1: also print, per kind, each command's calls and µs per row (INFO commandstats counts a script's inner commands on their own too). */
 const SHOW_COMMANDS = process.env.ROW_COST_COMMANDS === '1';
+/** ROW_COST_CLUSTER=1: on a 3-master Redis Cluster instead of one server. */
+const CLUSTER = process.env.ROW_COST_CLUSTER === '1';
 
-/** INFO commandstats: calls and µs of every command so far. */
+/** INFO commandstats: calls and µs of every command so far (summed over a cluster's masters). */
 async function commandStats(ctx: Ctx): Promise<Map<string, { calls: number; usec: number }>> {
-  const stats = await ctx.redis.info('commandstats');
-  return new Map([...stats.matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)].map((m) => [m[1]!, { calls: Number(m[2]), usec: Number(m[3]) }]));
+  const stats = new Map<string, { calls: number; usec: number }>();
+  for (const node of redisNodes(ctx.redis)) {
+    for (const m of (await node.info('commandstats')).matchAll(/cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g)) {
+      const seen = stats.get(m[1]!) ?? { calls: 0, usec: 0 };
+      stats.set(m[1]!, { calls: seen.calls + Number(m[2]), usec: seen.usec + Number(m[3]) });
+    }
+  }
+  return stats;
 }
 
 async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Figures> {
@@ -75,10 +87,13 @@ async function run(bench: Bench, ctx: Ctx, kind: Kind, tag: string): Promise<Fig
 }
 
 async function main(): Promise<void> {
-  const server = await startRedisServer();
+  const server = CLUSTER ? undefined : await startRedisServer();
+  const cluster = CLUSTER ? await startCluster() : undefined;
   const api = new MockRegistrationApi({ limit: 100_000, windowMs: 1000, latencyMs: { min: 1, max: 3 } });
   const port = await api.listen(await freePort());
-  const bench = new Bench(api, server.url, `http://127.0.0.1:${port}`, { WORKER_CONCURRENCY: String(CONCURRENCY) });
+  const bench = new Bench(api, server?.url ?? '', `http://127.0.0.1:${port}`, {
+    WORKER_CONCURRENCY: String(CONCURRENCY), ...(cluster ? { REDIS_CLUSTER_NODES: cluster.seeds, QUEUE_SHARDS: '1' } : {}),
+  });
   const figures: Record<Kind, Figures[]> = { none: [], 'sliding-window': [], 'rate-limiter-flexible': [] };
   const ROUND_FIGURES = ['cpuUsPerRow', 'redisCpuUsPerRow', 'scriptUsPerRow'] as const;
   try {
@@ -96,7 +111,8 @@ async function main(): Promise<void> {
     }, { QUEUE_PREFIX: '{row-cost}' }, 1);
   } finally {
     await api.close();
-    await server.stop();
+    await server?.stop();
+    await cluster?.stop();
   }
   const med = (k: Kind, f: typeof ROUND_FIGURES[number]) => median(figures[k].map((x) => x[f]));
   // the rounds slow down as the run goes on (all kinds alike): a ratio is taken within each round, then its median
