@@ -29,9 +29,19 @@
            and a write per row buy it nothing)
   ARGV[13] how long before issuing this call the answer reached the worker (ms, its
            monotonic clock; 0: no answer came, or unknown)
+  ARGV[14] 1: the permit was not used, its call never left (the seller was paused, the
+           upload cancelled or the API found down after the grant): the send is taken out
+           of `sent` (default 0)
 
   A row cancelled before it was sent (no send id, outcome "cancelled") has its
   plan entry removed: no send will use that slot.
+
+  A permit not used (ARGV[14]) holds no place: its entry leaves `sent`, as no
+  call went. Given back with its place moved to now instead, as an answer's is,
+  it took one of the seller's L places for a whole W + G: a seller resumed just
+  as its rows came back from the pause (some processes still reading the pause,
+  giving back the permits of the rows promoted to them) then sent nothing for
+  one window.
 
   The send's score is set to when its answer came, on Redis's clock: now less
   ARGV[13]. It was the grant + hold while in flight, and the API timed the
@@ -65,7 +75,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- the send's place: when its answer came (see above)
 local placed = now
-if sendId ~= '' then
+local unsent = ARGV[14] == '1'
+if sendId ~= '' and unsent then
+  redis.call('ZREM', sentKey, sendId)
+elseif sendId ~= '' then
   -- the grant set the row's plan entry to its send time: the answer took placed - that
   local sentAt = tonumber(ARGV[11] or '-1')
   if sentAt < 0 then sentAt = tonumber(redis.call('ZSCORE', planKey, member) or '-1') end
@@ -92,7 +105,7 @@ if sendId ~= '' then
   end
 end
 
-if sendId == '' and outcome == 'cancelled' then
+if (sendId == '' or unsent) and outcome == 'cancelled' then
   -- a row cancelled before it was sent gives up its slot: the seller's later rows (a sheet
   -- uploaded again after the cancel) are planned behind the rows still to go, not behind
   -- slots no row will use. `plan` only orders the rows; `sent` alone decides a grant.

@@ -106,6 +106,12 @@ export interface CompleteArgs {
    * the completion's own time.
    */
   answeredAt?: number;
+  /**
+   * The permit (`sendId`) was granted and not used: no call left with it (the seller
+   * was paused, the upload cancelled, the API found down). Its entry leaves `sent`
+   * instead of taking a place there, and this process stops vouching for it.
+   */
+  unsent?: boolean;
 }
 
 /** Where BullMQ keeps the queue's jobs: its active list and the prefix of a job's key. */
@@ -195,6 +201,8 @@ export class SellerLimiter implements PermitLimiter {
   gate: Promise<void> | undefined;
   /** The last send this process was granted: after a reconnect, still in Redis unless writes were lost (lost-writes.ts). */
   lastGrant: LastGrant | undefined;
+  /** The grant before lastGrant: vouched for again when lastGrant is given back unused. */
+  private grantBefore: LastGrant | undefined;
   /**
    * On Redis Cluster: each seller's last grant to this process, by its `sent` key
    * (masters fail over independently, so each vouches only for its own writes;
@@ -244,12 +252,23 @@ export class SellerLimiter implements PermitLimiter {
   }
 
   private noteGrant(grant: LastGrant): void {
+    this.grantBefore = this.lastGrant;
     this.lastGrant = grant;
     if (!this.grants) return;
     this.grants.delete(grant.sent);
     this.grants.set(grant.sent, grant);
     // bounded: the oldest first (a Map keeps insertion order)
     if (this.grants.size > MAX_TRACKED_GRANTS) this.grants.delete(this.grants.keys().next().value!);
+  }
+
+  /**
+   * A grant given back unused has left `sent`: this process no longer vouches for it
+   * (after a reconnect, lost-writes.ts would find it missing and suspect lost writes).
+   * It vouches for the grant before it instead, which is still in Redis.
+   */
+  private forgetGrant(sent: string, sendId: string): void {
+    if (this.lastGrant?.sendId === sendId) this.lastGrant = this.grantBefore;
+    if (this.grants?.get(sent)?.sendId === sendId) this.grants.delete(sent);
   }
 
   /** `together`: how many asks ahead went in the same write (how deep the job may lie in the active list). */
@@ -299,7 +318,8 @@ export class SellerLimiter implements PermitLimiter {
 
   /**
    * lua/complete-send.lua: the answer (or error) arrived. Moves the send's place to
-   * now and, when `outcome` is given, counts the row once for its upload.
+   * now (a permit not used, `unsent`: takes it out of `sent`) and, when `outcome`
+   * is given, counts the row once for its upload.
    */
   complete(
     args: CompleteArgs,
@@ -324,7 +344,7 @@ export class SellerLimiter implements PermitLimiter {
     const s = this.settings;
     const send = this.sends.get(args.sendId);
     this.sends.delete(args.sendId);
-    const sample = args.sendId !== '' && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
+    const sample = args.sendId !== '' && !args.unsent && (send?.planned === true || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0);
     // how long ago the answer came, taken as the command is issued: whatever delays it on
     // its way to Redis makes the place later, never earlier than the answer (a duration on
     // this host's monotonic clock, so the host's wall clock plays no part)
@@ -333,10 +353,11 @@ export class SellerLimiter implements PermitLimiter {
       k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
-      sample ? 1 : 0, answeredMsAgo,
+      sample ? 1 : 0, answeredMsAgo, args.unsent ? 1 : 0,
     );
+    if (args.unsent) this.forgetGrant(k.sent, args.sendId);
     const placed = placedAt ?? redisNow;
-    if (send?.planned) this.learnAnswer(send.at, placed);
+    if (send?.planned && !args.unsent) this.learnAnswer(send.at, placed);
     return {
       counted: counted === 1, total, registered, duplicate, failed, cancelled: cancelled ?? 0, redisNow, placedAt: placed,
       nextPermitInMs: nextPermitInMs >= 0 ? nextPermitInMs : undefined,

@@ -173,11 +173,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return { permit: await limiter.acquire(job.data.sellerId, member, sendId, homeOfJob(job)), sendId };
   }
 
-  /** A permit granted and not used: its send is answered now (no row counted), so it stops holding a place ahead. */
+  /** A permit granted and not used: no call left with it, so it holds no place in the seller's window (no row counted). */
   async function giveBack(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<void> {
     if (!granted?.permit.granted) return;
     const { sellerId, uploadId, row } = job.data;
-    await limiter.complete({ sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted.sendId }, undefined, deps.uploadRetentionS);
+    await limiter.complete({ sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted.sendId, unsent: true }, undefined, deps.uploadRetentionS);
   }
 
   /** The seller is paused: the row is set aside, delayed until a resume promotes it (or HELD_RECHECK_MS), no attempt used. */
@@ -197,7 +197,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function cancelRow(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<ProcessResult> {
     const { sellerId, uploadId, row } = job.data;
     const counts = await limiter.complete(
-      { sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '' },
+      { sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '', unsent: true },
       { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
       deps.uploadRetentionS,
     );

@@ -332,6 +332,37 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(g.granted).toBe(true);
   });
 
+  it('takes a permit given back unused out of the window: the seller\'s next row goes at once, and a cancelled one frees its slot', async () => {
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 5000, guardMs: 0, holdMs: 5000, queuePrefix: '{unsent}' });
+    const k = limiter.keys('S10');
+    const sent = await limiter.acquire('S10', 'u:1', 'send-1');
+    const unused = await limiter.acquire('S10', 'u:2', 'send-2');
+    expect([sent.granted, unused.granted]).toEqual([true, true]);
+    expect(limiter.lastGrant?.sendId).toBe('send-2');
+    // row 1's call went and was answered; row 2's seller was paused before its call left
+    await limiter.complete({ sellerId: 'S10', uploadId: 'u', row: 1, member: 'u:1', sendId: 'send-1' }, undefined, 60);
+    await limiter.complete({ sellerId: 'S10', uploadId: 'u', row: 2, member: 'u:2', sendId: 'send-2', unsent: true }, undefined, 60);
+    expect(await redis.zscore(k.sent, 'send-2')).toBeNull();
+    // this process vouches for the grant before it, which Redis still holds (lost-writes.ts)
+    expect(limiter.lastGrant?.sendId).toBe('send-1');
+    // one place of two is taken: the row resumed is granted now, not a window later
+    const resumed = await limiter.acquire('S10', 'u:2', 'send-3');
+    expect(resumed.granted).toBe(true);
+    expect(resumed.waitMs).toBe(0);
+    // now full: an answered send keeps its place, as before
+    expect((await limiter.acquire('S10', 'u:3', 'send-4')).granted).toBe(false);
+    // a row granted and then cancelled before its call left gives up its place and its slot
+    await redis.hset(uploadKeys('unsent', 'S11', 'c').upload, { total: 2, uploadId: 'c' });
+    const k11 = limiter.keys('S11');
+    await limiter.acquire('S11', 'c:1', 'c1');
+    await limiter.acquire('S11', 'c:2', 'c2');
+    const c = await limiter.complete({ sellerId: 'S11', uploadId: 'c', row: 2, member: 'c:2', sendId: 'c2', unsent: true }, { outcome: 'cancelled', detail: {} }, 60);
+    expect(c.counted).toBe(true);
+    expect(await redis.zscore(k11.sent, 'c2')).toBeNull();
+    expect(await redis.zscore(k11.plan, 'c:2')).toBeNull();
+    expect((await limiter.acquire('S11', 'd:1', 'd1')).granted).toBe(true);
+  });
+
   it('places a send that got no answer at the completion itself', async () => {
     const { limiter, redis } = limiterOn(server, { limit: 1, windowMs: 1000, guardMs: 0, holdMs: 5000 });
     await limiter.acquire('S6', 'u:1', 'send-1');
