@@ -267,7 +267,11 @@ export class SellerLimiter implements PermitLimiter {
    * It vouches for the grant before it instead, which is still in Redis.
    */
   private forgetGrant(sent: string, sendId: string): void {
-    if (this.lastGrant?.sendId === sendId) this.lastGrant = this.grantBefore;
+    if (this.grantBefore?.sendId === sendId) this.grantBefore = undefined;
+    if (this.lastGrant?.sendId === sendId) {
+      this.lastGrant = this.grantBefore;
+      this.grantBefore = undefined;
+    }
     if (this.grants?.get(sent)?.sendId === sendId) this.grants.delete(sent);
   }
 

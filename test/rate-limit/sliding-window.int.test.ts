@@ -345,6 +345,14 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(await redis.zscore(k.sent, 'send-2')).toBeNull();
     // this process vouches for the grant before it, which Redis still holds (lost-writes.ts)
     expect(limiter.lastGrant?.sendId).toBe('send-1');
+    // and for none it gave back: two given back in a row leave it vouching for neither
+    const a = await limiter.acquire('S12', 'v:1', 'a1');
+    const b = await limiter.acquire('S12', 'v:2', 'b1');
+    expect([a.granted, b.granted]).toEqual([true, true]);
+    await limiter.complete({ sellerId: 'S12', uploadId: 'v', row: 2, member: 'v:2', sendId: 'b1', unsent: true }, undefined, 60);
+    expect(limiter.lastGrant?.sendId).toBe('a1');
+    await limiter.complete({ sellerId: 'S12', uploadId: 'v', row: 1, member: 'v:1', sendId: 'a1', unsent: true }, undefined, 60);
+    expect(limiter.lastGrant).toBeUndefined();
     // one place of two is taken: the row resumed is granted now, not a window later
     const resumed = await limiter.acquire('S10', 'u:2', 'send-3');
     expect(resumed.granted).toBe(true);
