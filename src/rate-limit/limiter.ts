@@ -353,13 +353,14 @@ export class SellerLimiter implements PermitLimiter {
     // its way to Redis makes the place later, never earlier than the answer (a duration on
     // this host's monotonic clock, so the host's wall clock plays no part)
     const answeredMsAgo = args.answeredAt === undefined ? 0 : Math.max(0, Math.floor(performance.now() - args.answeredAt));
+    // before the call: a reconnect's check must never look for the grant once it may be gone
+    if (args.unsent) this.forgetGrant(k.sent, args.sendId);
     const [counted, total, registered, duplicate, failed, redisNow, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled, placedAt] = await this.redis.completeSend(
       k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
       sample ? 1 : 0, answeredMsAgo, args.unsent ? 1 : 0,
     );
-    if (args.unsent) this.forgetGrant(k.sent, args.sendId);
     const placed = placedAt ?? redisNow;
     if (send?.planned && !args.unsent) this.learnAnswer(send.at, placed);
     return {
