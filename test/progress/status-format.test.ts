@@ -42,4 +42,15 @@ describe('status and the worker pool', () => {
     expect(statusJson(report(4, { up: 3, expected: 4 })).pool).toEqual({ up: 3, expected: 4 });
     expect(statusJson(report(4))).not.toHaveProperty('pool');
   });
+
+  it('gives status --json no ETA (null, not 0) while nothing sends the pending rows', () => {
+    const etaOf = (r: StatusReport) => statusJson(r).sellers[0]!.etaMs;
+    expect(etaOf(report(4, { up: 16, expected: 16 }))).toBe(1500);
+    expect(etaOf(report(4, { up: 0, expected: 0 }))).toBeNull();
+    const paused = { reason: 'stock check', by: 'operator' as const, since: 1 };
+    expect(etaOf({ ...report(4, { up: 16, expected: 16 }), sellers: [{ ...seller, paused }] })).toBeNull();
+    expect(etaOf({ ...report(4, { up: 16, expected: 16 }), api: { available: false, since: 1 } })).toBeNull();
+    // nothing pending: the ETA stays what the rows say, whatever holds the seller
+    expect(etaOf({ ...report(10, { up: 0, expected: 0 }), sellers: [{ ...seller, etaMs: 0, paused }] })).toBe(0);
+  });
 });
