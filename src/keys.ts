@@ -6,6 +6,9 @@
  */
 export const SELLER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** Seller ids in the order a person reads them: S2 before S10 (numbers by value), then as written. */
+export const bySellerId = new Intl.Collator('en', { numeric: true }).compare;
+
 export function namespaceOf(queuePrefix: string): string {
   return queuePrefix.replace(/[{}]/g, '') || 'bulk-register';
 }

@@ -3,7 +3,7 @@
  * in Redis (the same counters the API's answers were counted into).
  */
 import type { Config } from '../config.js';
-import { namespaceOf, uploadIndexKey } from '../keys.js';
+import { bySellerId, namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, waitingForPermit, type Pace } from './eta.js';
@@ -136,7 +136,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       if (sellerId !== ALL && (!filter.sellerId || sellerId === filter.sellerId) && !pendingOf.has(sellerId)) pendingOf.set(sellerId, 0);
     }
   }
-  const sellers = await mapLimit([...pendingOf.keys()].sort(), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
+  const sellers = await mapLimit([...pendingOf.keys()].sort(bySellerId), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
     const [p, ruleSource] = await Promise.all([limiter.peek(sellerId), ruleSourceOf(redis, ns, sellerId)]);
     const pending = pendingOf.get(sellerId)!;
     const waiting = waitingForPermit({

@@ -18,7 +18,7 @@
  * before it reads or writes.
  */
 import type { Config } from '../config.js';
-import { limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
+import { bySellerId, limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { homeOf, pinHome, sellerKeysOf } from '../seller-home.js';
 import { resolveShardPrefixes } from '../queue.js';
@@ -81,7 +81,7 @@ export async function ruleSourceOf(redis: RedisClient, ns: string, sellerId: str
 
 export async function listLimits(redis: RedisClient, config: Config): Promise<Array<{ sellerId: string; max: number; windowMs: number; announced?: { max: number; windowMs: number } }>> {
   const ns = namespaceOf(config.queuePrefix);
-  const sellers = (await redis.smembers(limitIndexKey(ns))).sort();
+  const sellers = (await redis.smembers(limitIndexKey(ns))).sort(bySellerId);
   const out = [];
   for (const sellerId of sellers) {
     const keys = await sellerKeysOf(redis, ns, sellerId);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { formatStatus } from '../../src/cli/status.js';
 import { RateMeter, watchLines } from '../../src/cli/status-watch.js';
 import { statusJson, type SellerStatus, type StatusReport, type UploadStatus } from '../../src/progress/status.js';
+import { bySellerId } from '../../src/keys.js';
 
 const upload = (registered: number): UploadStatus => ({
   uploadId: 'u1', sellerId: 'S1', file: 'a.xlsx', createdAt: 0, total: 10, registered, duplicate: 0, failed: 0,
@@ -52,5 +53,9 @@ describe('status and the worker pool', () => {
     expect(etaOf({ ...report(4, { up: 16, expected: 16 }), api: { available: false, since: 1 } })).toBeNull();
     // nothing pending: the ETA stays what the rows say, whatever holds the seller
     expect(etaOf({ ...report(10, { up: 0, expected: 0 }), sellers: [{ ...seller, etaMs: 0, paused }] })).toBe(0);
+  });
+
+  it('lists sellers as a person reads them: S2 before S10', () => {
+    expect(['S10', 'S2', 'T-1', 'S1', 's3', 'S100'].sort(bySellerId)).toEqual(['S1', 'S2', 's3', 'S10', 'S100', 'T-1']);
   });
 });

@@ -303,6 +303,8 @@ function pauseControl(send, hook, label = t.pause) {
  * hundreds of sellers, an update rebuilds only the sections whose data changed.
  */
 const sellerSections = new Map();
+// S2 before S10, as status lists them
+const bySellerId = new Intl.Collator('en', { numeric: true }).compare;
 let lastOpsView = initial;
 
 function renderOps(view) {
@@ -338,7 +340,7 @@ function renderOps(view) {
   // every seller (the filter narrows it): the active ones first, then the most recent uploads
   const sellers = view.sellers
     .filter((s) => !filter || s.sellerId.toLowerCase().includes(filter))
-    .sort((a, b) => Number(b.active) - Number(a.active) || (latest.get(b.sellerId) || 0) - (latest.get(a.sellerId) || 0) || a.sellerId.localeCompare(b.sellerId));
+    .sort((a, b) => Number(b.active) - Number(a.active) || (latest.get(b.sellerId) || 0) - (latest.get(a.sellerId) || 0) || bySellerId(a.sellerId, b.sellerId));
   document.querySelector('[data-test="seller-count"]').textContent =
     sellers.length < view.sellers.length ? `${t.showing} ${sellers.length} ${t.of} ${view.sellers.length}` : `${sellers.length}`;
   const known = new Set(view.sellers.map((s) => s.sellerId));
