@@ -67,6 +67,8 @@ export function uploadKeys(ns: string, sellerId: string, uploadId: string, home:
 
 /** zset of `${sellerId}/${uploadId}` scored by creation time (ms): the upload index. */
 export const uploadIndexKey = (ns: string) => `${ns}:uploads`;
+/** zset of upload ids whose finish (or cancel) no webhook event has told yet, scored by when they were enqueued (steering/webhooks.ts). */
+export const unnotifiedKey = (ns: string) => `${ns}:unnotified`;
 /** set of sellers that have a limit override. */
 export const limitIndexKey = (ns: string) => `${ns}:limits`;
 

@@ -24,7 +24,7 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import axios from 'axios';
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, type Config } from '../config.js';
-import { namespaceOf, uploadIndexKey } from '../keys.js';
+import { namespaceOf, unnotifiedKey, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { releaseLock, type RedisClient } from '../redis.js';
 import { readStatus, statusJson } from '../progress/status.js';
@@ -35,7 +35,6 @@ export const WEBHOOK_QUEUE = 'webhooks';
 /** Attempts: with the backoff below, the last is more than 24 h after the first. */
 export const WEBHOOK_ATTEMPTS = 40;
 
-export const unnotifiedKey = (ns: string) => `${ns}:unnotified`;
 /** Held by the pool's supervisor that takes the pause events (several pools may run): one at a time, in order. */
 const pauseEventsLockKey = (ns: string) => `${ns}:pause-events:lock`;
 /** Pause events taken at one look. */

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
-import { namespaceOf, sellerKeys, uploadIndexKey, uploadKeys, type SellerKeys } from '../keys.js';
+import { namespaceOf, sellerKeys, unnotifiedKey, uploadIndexKey, uploadKeys, type SellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, queuedRow, type QueueSet } from '../queue.js';
 import { queuesKey } from '../queue-shards.js';
@@ -16,7 +16,6 @@ import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
 import { bringRowsForward, configuredRule, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
-import { unnotifiedKey } from '../steering/webhooks.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
   return createHash('sha256').update(`${sellerId}\n${fileSha256}`).digest('hex').slice(0, 24);
