@@ -4,7 +4,10 @@
  * allowed, so a huge sheet is never read to its end.
  */
 import { inflateRawSync } from 'node:zlib';
-import ExcelJS from 'exceljs';
+// Only the streaming reader and the enums, not the package's root: the root loads the
+// writer and the CSV and archive modules too, about 100 ms of every upload's start.
+import WorkbookReader from 'exceljs/lib/stream/xlsx/workbook-reader.js';
+import enums from 'exceljs/lib/doc/enums.js';
 import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
@@ -129,7 +132,7 @@ function rowCells(row: StreamRow): SheetCell[] {
   // A formula cell's `value` drops a falsy result ('', 0, FALSE); its `result` keeps it.
   row.eachCell((cell, col) => {
     if (col > MAX_COLUMNS) return;
-    out[col - 1] = cell.type === ExcelJS.ValueType.Formula ? formulaCell(cell.result) : toSheetCell(cell.value);
+    out[col - 1] = cell.type === enums.ValueType.Formula ? formulaCell(cell.result) : toSheetCell(cell.value);
   });
   for (let i = 0; i < out.length; i++) out[i] ??= EMPTY;
   return out;
@@ -145,7 +148,7 @@ function rowCells(row: StreamRow): SheetCell[] {
  */
 export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: ZipEntry[] = readZipDirectory(bytes) ?? []): Promise<SheetData> {
   const input = new HeldTailStream(bytes, centralDirectoryOffset(bytes), entries.length);
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
+  const reader = new WorkbookReader(input, {
     sharedStrings: 'cache',
     hyperlinks: 'ignore',
     styles: 'cache',
