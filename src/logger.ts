@@ -6,21 +6,10 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { createRequire } from 'node:module';
+import { maskUrl } from './mask-url.js';
 
 export type { Logger };
-
-/**
- * Credentials in URLs masked, anywhere in a text: `redis://user:secret@host` ->
- * `redis://user:***@host`, `https://token@host` -> `https://***@host`. Idempotent.
- */
-export function maskUrl(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)([^\s/@]*)@/gi, (_m, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    if (colon === -1) return `${scheme}***@`;
-    const user = userinfo.slice(0, colon);
-    return user === '' || user === '***' ? `${scheme}***@` : `${scheme}${user}:***@`;
-  });
-}
+export { maskUrl };
 
 const REDACT = [
   'password',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from './config.js';
 import { databaseInUrl } from './redis-url.js';
-import { maskUrl } from './logger.js';
+import { maskUrl } from './mask-url.js';
 import { LUA_DIR } from './paths.js';
 import { RedisUnavailable } from './redis-errors.js';
 

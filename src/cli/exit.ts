@@ -2,7 +2,7 @@
 import { ConfigError } from '../config-error.js';
 import { UploadRejected } from '../excel/errors.js';
 import { stripControls } from '../excel/parse-products.js';
-import { maskUrl } from '../logger.js';
+import { maskUrl } from '../mask-url.js';
 import { NotReplicated, RedisMisconfigured, RedisUnavailable } from '../redis-errors.js';
 import { ConsoleRefused } from '../console/errors.js';
 
