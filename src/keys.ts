@@ -6,8 +6,16 @@
  */
 export const SELLER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Seller ids in the order a person reads them: S2 before S10 (numbers by value), then as written. */
-export const bySellerId = new Intl.Collator('en', { numeric: true }).compare;
+let collator: Intl.Collator | undefined;
+/**
+ * Seller ids in the order a person reads them: S2 before S10 (numbers by value), then as written.
+ * The collator is made at the first comparison: making it loads ICU's data (about 15 ms), which
+ * a command that sorts no seller (upload) should not pay at its start.
+ */
+export function bySellerId(a: string, b: string): number {
+  collator ??= new Intl.Collator('en', { numeric: true });
+  return collator.compare(a, b);
+}
 
 export function namespaceOf(queuePrefix: string): string {
   return queuePrefix.replace(/[{}]/g, '') || 'bulk-register';

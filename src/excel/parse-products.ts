@@ -121,7 +121,8 @@ export function nearWhole(n: number): number {
 
 function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   const { min, max } = WHOLE_LIMITS[field]!;
-  const rule = `${field} must be a whole number from ${fmt(min)} to ${fmt(max)}`;
+  // built only for a message: formatting a number first loads ICU's data (about 30 ms)
+  const rule = () => `${field} must be a whole number from ${fmt(min)} to ${fmt(max)}`;
   if (!cell || isEmptyCell(cell)) return { ok: false, message: `${field} is required` };
   if (cell.kind === 'date') return { ok: false, message: `${field} holds a date; dates are not valid values` };
   if (cell.kind === 'error') return { ok: false, message: `${field} holds ${cell.text}` };
@@ -131,17 +132,17 @@ function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   } else if (cell.kind === 'text') {
     const text = cell.text.trim();
     const plain = text.replace(/[,\s]/g, '');
-    if (!/^[+-]?\d+(\.\d+)?$/.test(plain)) return { ok: false, message: `${rule} (got ${quote(text)})` };
+    if (!/^[+-]?\d+(\.\d+)?$/.test(plain)) return { ok: false, message: `${rule()} (got ${quote(text)})` };
     if (plain !== text && !WELL_GROUPED.test(text)) {
-      return { ok: false, message: `${rule} (got ${quote(text)}); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators` };
+      return { ok: false, message: `${rule()} (got ${quote(text)}); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators` };
     }
     n = Number(plain);
   } else {
-    return { ok: false, message: `${rule} (got ${displayText(cell)})` };
+    return { ok: false, message: `${rule()} (got ${displayText(cell)})` };
   }
   n = nearWhole(n);
-  if (!Number.isInteger(n)) return { ok: false, message: `${rule}; ${n} is not a whole number` };
-  if (n < min || n > max) return { ok: false, message: `${rule} (got ${fmt(n)})` };
+  if (!Number.isInteger(n)) return { ok: false, message: `${rule()}; ${n} is not a whole number` };
+  if (n < min || n > max) return { ok: false, message: `${rule()} (got ${fmt(n)})` };
   return { ok: true, value: n };
 }
 
