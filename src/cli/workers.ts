@@ -96,13 +96,14 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   }, 1000);
   cancelTimer.unref();
   // for the console: processes up against expected
-  const stopAnnouncing = announcePool(redis, namespaceOf(config.queuePrefix), () => ({ up: pool.running, expected: config.workerProcesses }));
+  // (a process counts once it is ready to take rows: the start goes a few processes at a time)
+  const stopAnnouncing = announcePool(redis, namespaceOf(config.queuePrefix), () => ({ up: pool.ready, expected: config.workerProcesses }));
   const server = await serveMetrics(
     metrics,
     config.metricsPort,
     async () => ({
       redis: await Promise.race([redis.ping().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]),
-      workers: pool.running,
+      workers: pool.ready,
       expected: config.workerProcesses,
     }),
     log,

@@ -157,7 +157,7 @@ async function main(): Promise<number> {
       }
       redis.disconnect();
     });
-    const stopAnnouncing = announcePool(redis, namespaceOf(prefix), () => ({ up: pool.running, expected: config.workerProcesses }));
+    const stopAnnouncing = announcePool(redis, namespaceOf(prefix), () => ({ up: pool.ready, expected: config.workerProcesses }));
     cleanups.push(stopAnnouncing);
 
     // the web console on the same Redis: a person can watch the demo in a browser
