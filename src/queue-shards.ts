@@ -9,6 +9,8 @@
  * so a change of QUEUE_SHARDS moves new uploads only. Pure.
  */
 
+import type { Config } from './config.js';
+
 const SLOTS = 16384;
 
 /** CRC16/XMODEM, as Redis Cluster computes key slots. */
@@ -64,3 +66,19 @@ export function shardOf(sellerId: string, prefixes: readonly string[]): string {
  * retention, scored by its last upload (ms): the workers serve them all.
  */
 export const queuesKey = (ns: string) => `${ns}:queues`;
+
+/** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */
+export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
+
+/**
+ * The queue prefixes new uploads are spread over: QUEUE_SHARDS of them, or by
+ * default 1 on a single Redis and 2 per master on a cluster (docs/operations.md, "Queue
+ * shards"). `redis` must be connected (a cluster's masters are counted).
+ */
+export function resolveShardPrefixes(config: Config, redis: object): string[] {
+  const cluster = config.redisClusterNodes.length > 0;
+  const nodes = (redis as { nodes?: (role: 'master') => unknown[] }).nodes;
+  const masters = cluster && typeof nodes === 'function' ? nodes.call(redis, 'master').length : 1;
+  const shards = config.queueShards ?? (cluster ? Math.max(2, 2 * masters) : 1);
+  return shardPrefixes(config.queuePrefix, shards);
+}

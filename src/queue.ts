@@ -3,7 +3,10 @@ import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Config } from './config.js';
 import type { Product } from './excel/fields.js';
 import { QUEUE_NAME } from './keys.js';
-import { shardPrefixes } from './queue-shards.js';
+// pure helpers that need no BullMQ, where status and the limiter's readers find them without loading it
+import { jobIdFor, resolveShardPrefixes } from './queue-shards.js';
+
+export { jobIdFor, resolveShardPrefixes };
 
 export interface RegistrationJob {
   sellerId: string;
@@ -28,24 +31,6 @@ export interface RegistrationJob {
    * answered another row since (steering/outage.ts).
    */
   failingSince?: number;
-}
-
-/** BullMQ job ids may not contain ':'; the row's Idempotency-Key does (`{uploadId}:{row}`). */
-export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
-
-/** A row kept in a set to be promoted later (held for a pause, deferred by the producer): its queue and job. */
-export const queuedRow = (prefix: string, jobId: string) => `${prefix}\t${jobId}`;
-
-/**
- * Promotes the row `entry` (queuedRow) if its job is still delayed. Returns the job's
- * state before: 'delayed' when it was promoted, 'unknown' when it is gone.
- */
-export async function promoteIfDelayed(queues: QueueSet, entry: string): Promise<string> {
-  const [prefix, jobId] = entry.split('\t') as [string, string];
-  const job = await queues.get(prefix).getJob(jobId);
-  const state = job ? await job.getState() : 'unknown';
-  if (job && state === 'delayed') await job.promote();
-  return state;
 }
 
 /**
@@ -119,15 +104,3 @@ export class QueueSet {
   }
 }
 
-/**
- * The queue prefixes new uploads are spread over: QUEUE_SHARDS of them, or by
- * default 1 on a single Redis and 2 per master on a cluster (docs/operations.md, "Queue
- * shards"). `redis` must be connected (a cluster's masters are counted).
- */
-export function resolveShardPrefixes(config: Config, redis: object): string[] {
-  const cluster = config.redisClusterNodes.length > 0;
-  const nodes = (redis as { nodes?: (role: 'master') => unknown[] }).nodes;
-  const masters = cluster && typeof nodes === 'function' ? nodes.call(redis, 'master').length : 1;
-  const shards = config.queueShards ?? (cluster ? Math.max(2, 2 * masters) : 1);
-  return shardPrefixes(config.queuePrefix, shards);
-}

@@ -21,7 +21,7 @@ import type { Config } from '../config.js';
 import { bySellerId, limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { homeOf, pinHome, sellerKeysOf } from '../seller-home.js';
-import { resolveShardPrefixes } from '../queue.js';
+import { resolveShardPrefixes } from '../queue-shards.js';
 
 export const ruleValue = (max: number, windowMs: number) => `${max}/${windowMs}`;
 

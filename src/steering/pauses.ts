@@ -16,7 +16,8 @@
  */
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import { promoteIfDelayed, queuedRow, type QueueSet } from '../queue.js';
+import type { QueueSet } from '../queue.js';
+import { promoteIfDelayed, queuedRow } from '../queued-row.js';
 import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
 import { API_DOWN, CANCEL, PAUSE, steerKey } from './steer-key.js';

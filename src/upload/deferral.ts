@@ -24,7 +24,8 @@ import { parseRule } from '../rate-limit/seller-limits.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import { promoteIfDelayed, queuedRow, type QueueSet } from '../queue.js';
+import type { QueueSet } from '../queue.js';
+import { promoteIfDelayed, queuedRow } from '../queued-row.js';
 import type { SellerKeys } from '../keys.js';
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { Config } from '../config.js';
 import { QUEUE_NAME } from '../keys.js';
-import { jobIdFor } from '../queue.js';
+import { jobIdFor } from '../queue-shards.js';
 import type { RedisClient } from '../redis.js';
 import { uploadKeysOf } from '../seller-home.js';
 
