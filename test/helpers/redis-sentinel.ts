@@ -30,7 +30,9 @@ export async function startSentinelSet(name = 'mymaster', count = 1, downAfterMs
       `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
       `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
       `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
-      `sentinel failover-timeout ${name} 5000`,
+      // a leader vote that splits is retried after twice this: 10 s with 5000 (a run's recovery took
+      // 14.5 s so, its workers asking the Sentinels in vain meanwhile); the failover itself takes well under it here
+      `sentinel failover-timeout ${name} 2000`,
     ].join('\n'));
     const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
     sentinels.push({ port, child });
@@ -38,7 +40,7 @@ export async function startSentinelSet(name = 'mymaster', count = 1, downAfterMs
   // ready when the replica is in sync and each Sentinel knows the master, its replica and the
   // other Sentinels. Sentinels find each other through the master (a hello every 2 s); one that
   // does not yet know the others when the master dies may lose the vote for a leader, and a
-  // failed failover is retried only after twice failover-timeout (one fault run took 14.3 s so)
+  // failed failover is retried only after twice failover-timeout (one fault run took 14.3 s so, with 5000)
   const deadline = Date.now() + 20_000;
   const r = replica.client();
   while (!(await r.info('replication')).includes('master_link_status:up')) {
