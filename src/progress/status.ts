@@ -176,7 +176,7 @@ export function statusJson(report: StatusReport) {
   // no ETA while nothing sends the seller's rows: paused, the API unavailable, or no pool running
   // (0 would read as "done now"; the text output says "ETA unknown" in the same cases)
   const held = (report.api !== undefined && !report.api.available) || noPool(report);
-  const pendingOf = (sellerId: string) => report.uploads.some((u) => u.sellerId === sellerId && !u.done && u.pending > 0);
+  const pending = new Set(report.uploads.filter((u) => !u.done && u.pending > 0).map((u) => u.sellerId));
   return {
     uploads: report.uploads.map((u) => ({
       uploadId: u.uploadId, sellerId: u.sellerId, total: u.total, registered: u.registered, duplicate: u.duplicate,
@@ -185,7 +185,7 @@ export function statusJson(report: StatusReport) {
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
-      waitingForPermit: s.waitingForPermit, etaMs: (s.paused || held) && pendingOf(s.sellerId) ? null : s.etaMs, pace: s.pace, recentSends: s.recentSends,
+      waitingForPermit: s.waitingForPermit, etaMs: (s.paused || held) && pending.has(s.sellerId) ? null : s.etaMs, pace: s.pace, recentSends: s.recentSends,
       paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
     api: report.api ?? { available: true, since: null },
