@@ -104,6 +104,7 @@ export function formatStatus(report: StatusReport): string {
   if (report.api && !report.api.available) {
     lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
   }
+  const apiDown = report.api !== undefined && !report.api.available;
   const idle = noPool(report);
   if (idle) lines.push('no worker pool is running: pending rows wait until `bulk-register workers` starts');
   else if (report.pool && report.pool.up < report.pool.expected) lines.push(`worker pool: ${report.pool.up} of ${report.pool.expected} processes up`);
@@ -116,7 +117,8 @@ export function formatStatus(report: StatusReport): string {
       lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);
     } else {
       const pending = uploads.some((u) => !u.done && u.pending > 0);
-      const eta = idle && pending ? 'ETA unknown until a worker pool runs'
+      const eta = apiDown && pending ? 'ETA unknown while the API is unavailable'
+        : idle && pending ? 'ETA unknown until a worker pool runs'
         : `ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''}`;
       lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ${eta})`);
     }

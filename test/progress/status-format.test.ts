@@ -1,6 +1,7 @@
 /**
  * `status`'s plain text and `--watch` lines say when no worker pool runs to send
- * the pending rows (and then make up no ETA), and when some of its processes are down.
+ * the pending rows or the API is unavailable (and then make up no ETA), and when some
+ * of its processes are down.
  */
 import { describe, expect, it } from 'vitest';
 import { formatStatus } from '../../src/cli/status.js';
@@ -33,6 +34,17 @@ describe('status and the worker pool', () => {
       expect(watchLines(r, new RateMeter())[0]!.text).not.toMatch(/worker pool/);
     }
     expect(formatStatus(report(4, { up: 16, expected: 16 }))).toMatch(/ETA 2s, paced by the pool/);
+  });
+
+  it('gives no ETA in the text and the live lines while the API is unavailable', () => {
+    const down = { ...report(4, { up: 16, expected: 16 }), api: { available: false, since: 1 } };
+    const text = formatStatus(down);
+    expect(text.split('\n')[0]).toMatch(/^the registration API is unavailable since /);
+    expect(text).toMatch(/ETA unknown while the API is unavailable\)/);
+    expect(text).not.toMatch(/ETA \d/);
+    expect(watchLines(down, new RateMeter())[0]!.text).toMatch(/\| held: the API is unavailable$/);
+    // nothing pending: no seller waits on the API
+    expect(formatStatus({ ...report(10, { up: 16, expected: 16 }), api: { available: false, since: 1 } })).not.toMatch(/ETA unknown/);
   });
 
   it('says how many processes are up when some are down', () => {
