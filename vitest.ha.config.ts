@@ -6,8 +6,8 @@ import { defineConfig } from 'vitest/config';
  * file, so it is kept out of `npm test` and run after it by .ci/run.
  *
  * Two files at a time: a case's pool (4 processes at 200 ms answers) keeps under
- * half a core busy, and the cluster file alone takes as long as the other four
- * together (vitest starts the largest file first when it has no timings yet).
+ * half a core busy, and the cluster failover file alone takes about as long as
+ * the others together (vitest starts the largest file first when it has no timings yet).
  */
 export default defineConfig({
   test: {
