@@ -11,6 +11,7 @@ import { databaseInUrl } from './redis-url.js';
 import { maskUrl } from './mask-url.js';
 import { LUA_DIR } from './paths.js';
 import { RedisUnavailable } from './redis-errors.js';
+import { followSwitches } from './sentinel-switch.js';
 
 type Reply5 = [number, number, number, number, number];
 
@@ -189,12 +190,21 @@ function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
     return defineCommands(cluster);
   }
   const sentinel = sentinelOptions(config, purpose);
-  return defineCommands(sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(config.redisUrl, options));
+  return defineCommands(sentinel ? sentinelClient(config, purpose, { ...options, ...sentinel }) : new Redis(config.redisUrl, options));
+}
+
+/** A connection through the Sentinels; a long-lived one also leaves a hung master on a switch (sentinel-switch.ts). */
+function sentinelClient(config: Config, purpose: ConnectionPurpose, options: RedisOptions): Redis {
+  const client = new Redis(options);
+  // a command-line run lasts less than a failover
+  if (purpose === 'cli') return client;
+  return followSwitches(client, { sentinels: config.redisSentinels, name: config.redisSentinelName, ...urlAuth(config.redisUrl) });
 }
 
 /**
  * With REDIS_SENTINELS: ioredis's own Sentinel support, which asks the Sentinels
- * for the master and follows a failover. Credentials come from REDIS_URL and are
+ * for the master and follows a failover (a hung master too, for a long-lived
+ * connection: sentinel-switch.ts). Credentials come from REDIS_URL and are
  * used for the master (and for the Sentinels, which commonly share them).
  */
 function sentinelOptions(config: Config, purpose: ConnectionPurpose): RedisOptions | undefined {
@@ -296,5 +306,5 @@ export function bullConnection(config: Config, purpose: ConnectionPurpose): Redi
     });
   }
   const sentinel = sentinelOptions(config, purpose);
-  return sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(config.redisUrl, options);
+  return sentinel ? sentinelClient(config, purpose, { ...options, ...sentinel }) : new Redis(config.redisUrl, options);
 }
