@@ -77,7 +77,7 @@ export class SentinelSwitch {
       const sub = new Redis({
         host, port, ...(password ? { password } : {}), ...(username ? { username } : {}), ...(tls ? { tls } : {}),
         connectionName: 'bulk-register:sentinel-switch',
-        lazyConnect: true, maxRetriesPerRequest: null, enableOfflineQueue: true,
+        maxRetriesPerRequest: null, enableOfflineQueue: true,
         retryStrategy: (times) => Math.min(200 * times, 2000),
       });
       // a Sentinel away is one of several: its errors are not the pool's
@@ -85,7 +85,8 @@ export class SentinelSwitch {
       sub.on('message', (channel: string, message: string) => {
         if (channel === '+switch-master') this.onSwitch(message);
       });
-      sub.connect().then(() => sub.subscribe('+switch-master')).catch(() => undefined);
+      // queued until the Sentinel answers (it may be down now), and made again on every reconnect
+      sub.subscribe('+switch-master').catch(() => undefined);
       return sub;
     });
   }
