@@ -74,6 +74,18 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   };
   redis.on('error', onRedisError);
   redis.connect().catch(onRedisError);
+  // BullMQ's worker also reports a job it could not finish because the job's lock had
+  // lapsed (the process stalled past LOCK_DURATION_MS, or Redis failed over meanwhile):
+  // not Redis being away, and nothing lost (the stalled check runs the job again, under
+  // the same idempotency key)
+  let lockLossLogged = 0;
+  const onWorkerError = (err: Error) => {
+    if (!/^(Missing lock|Lock mismatch) for job /.test(err.message)) return onRedisError(err);
+    if (Date.now() - lockLossLogged > 5000) {
+      lockLossLogged = Date.now();
+      log.warn({ err }, 'a job lost its lock before it finished (this process stalled, or Redis failed over): it runs again, under the same idempotency key');
+    }
+  };
 
   const settings: LimiterSettings = {
     queuePrefix: config.queuePrefix,
@@ -194,7 +206,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     });
     const queue = queueKeysOf(worker.qualifiedName);
     worker.onFetch = (token) => processor.fetching(queue, token);
-    worker.on('error', onRedisError);
+    worker.on('error', onWorkerError);
     worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
       if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
       if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
