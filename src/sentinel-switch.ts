@@ -47,8 +47,6 @@ export function followSwitches<T extends Redis>(client: T, opts: SentinelSwitchO
 export class SentinelSwitch {
   private readonly clients = new Set<Redis>();
   private subscribers: Redis[] = [];
-  /** Switches seen (tests read it). */
-  switches = 0;
 
   constructor(private readonly opts: SentinelSwitchOptions) {}
 
@@ -95,7 +93,6 @@ export class SentinelSwitch {
   onSwitch(message: string): void {
     const [name, , , host, port] = message.split(' ');
     if (name !== this.opts.name || !host || !port) return;
-    this.switches++;
     for (const client of this.clients) {
       // a connection reconnecting asks the Sentinels anyway; one on the new master stays
       if (client.status !== 'ready' && client.status !== 'connect') continue;
