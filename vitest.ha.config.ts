@@ -1,4 +1,6 @@
+import { basename } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * `npm run test:ha`: the failure suite (test/ha/*.ha.test.ts). Real Redis,
@@ -6,9 +8,29 @@ import { defineConfig } from 'vitest/config';
  * file, so it is kept out of `npm test` and run after it by .ci/run.
  *
  * Two files at a time: a case's pool (4 processes at 200 ms answers) keeps under
- * half a core busy, and the cluster failover file alone takes about as long as
- * the others together (vitest starts the largest file first when it has no timings yet).
+ * half a core busy. Each file holds one case of 3 runs, 1-2.5 minutes, started
+ * in the order below, so that the two lines of files end together (the two
+ * Cluster failover cases were one file of 4.5 minutes, which set the suite's
+ * length) and the Cluster cases, six redis-server processes each, seldom
+ * overlap. Without an order vitest starts the largest files first, by their
+ * size when it has no timings (a fresh clone): the Cluster cases' two small
+ * files then ran last, side by side.
  */
+const ORDER = [
+  'cluster-seller-master', 'lossy-failover', 'cluster-pin-master', 'sentinel-failover',
+  'cluster-freeze', 'sentinel-freeze', 'freeze', 'aof-restart',
+];
+const rank = (file: string) => {
+  const i = ORDER.indexOf(basename(file, '.ha.test.ts'));
+  return i < 0 ? ORDER.length : i;
+};
+
+class SuiteOrder extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return [...files].sort((a, b) => rank(a.moduleId) - rank(b.moduleId));
+  }
+}
+
 export default defineConfig({
   test: {
     include: ['test/ha/**/*.ha.test.ts'],
@@ -17,6 +39,7 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
-    minWorkers: 1,
+    minWorkers: 2,
+    sequence: { sequencer: SuiteOrder },
   },
 });

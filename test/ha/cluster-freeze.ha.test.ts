@@ -55,7 +55,7 @@ describe('a master of Redis Cluster frozen past its node timeout', () => {
             resumed.push(Number.isFinite(next) ? next - faultAt : -1);
             return { note: `the frozen master's seller registered again ${resumed.at(-1)} ms after the freeze began` };
           },
-          // one seller per master (shards 0, 2 and 4), as in cluster-failover.ha.test.ts
+          // one seller per master (shards 0, 2 and 4), as in cluster-failover-case.ts
           beforeUploads: async () => {
             const c = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }]);
             try {

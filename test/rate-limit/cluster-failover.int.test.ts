@@ -2,7 +2,7 @@
  * The per-master pause after a lossy failover on Redis Cluster: the slot ranges
  * of a master that lost a grant are recorded for every worker, and no other
  * master's. Run on a private single redis-server (the scripts touch one slot
- * each); the failover itself is in test/ha/cluster-failover.ha.test.ts.
+ * each); the failover itself is in test/ha/cluster-failover-case.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineCommands, type RedisClient } from '../../src/redis.js';

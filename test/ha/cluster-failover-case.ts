@@ -12,6 +12,10 @@
  * master with a seller's shard lost a grant, only the sellers on that master
  * pause for a window: none of them registers during the pause, and a seller on
  * another master does.
+ *
+ * Each case has a file of its own (cluster-seller-master.ha.test.ts,
+ * cluster-pin-master.ha.test.ts), so that the failure suite's two files at a
+ * time share the work evenly.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -65,7 +69,7 @@ async function stopPool(stage: Stage): Promise<Partial<RunResult>> {
   return { stopMs, leftRunning: workers.filter(isAlive).length + (isAlive(pid) ? 1 : 0) };
 }
 
-for (const target of ['seller', 'pin'] as const) {
+export function describeClusterFailover(target: 'seller' | 'pin'): void {
   const name = `cluster-${target}-master`;
   describe(`a lossy failover of the master holding ${target === 'seller' ? "a seller's shard (its jobs and keys)" : "a seller's pin (not its shard)"}`, () => {
     it(`leaves every upload done with the API's counts, no 429, none twice, and a pool that stops (${RUNS} runs)`, async () => {
