@@ -198,7 +198,8 @@ function sentinelClient(config: Config, purpose: ConnectionPurpose, options: Red
   const client = new Redis(options);
   // a command-line run lasts less than a failover
   if (purpose === 'cli') return client;
-  return followSwitches(client, { sentinels: config.redisSentinels, name: config.redisSentinelName, ...urlAuth(config.redisUrl) });
+  const { password, tls } = urlAuth(config.redisUrl);
+  return followSwitches(client, { sentinels: config.redisSentinels, name: config.redisSentinelName, ...(password ? { password } : {}), ...(tls ? { tls } : {}) });
 }
 
 /**

@@ -13,7 +13,9 @@
  * switch that arrives while a connection is already reconnecting (the master
  * killed, not hung) ends that connection for good: the pool stopped after a
  * plain failover. Here a connection is reconnected only while it is connected
- * to another address than the new master's.
+ * to another address than the new master's. (Sentinels that announce hostnames
+ * name the new master by one, which is not the address a connection reports: a
+ * connection already on the new master is then reconnected once more.)
  *
  * Commands out on a connection reconnected here are sent again on the new one,
  * as on any reconnect (ioredis's autoResendUnfulfilledCommands). Their first
@@ -25,8 +27,8 @@ import { Redis } from 'ioredis';
 export interface SentinelSwitchOptions {
   sentinels: ReadonlyArray<{ host: string; port: number }>;
   name: string;
+  /** the Sentinels' password: as ioredis's own Sentinel connections are given it (redis.ts), without a username */
   password?: string;
-  username?: string;
   tls?: object;
 }
 
@@ -70,10 +72,10 @@ export class SentinelSwitch {
   }
 
   private listen(): void {
-    const { password, username, tls } = this.opts;
+    const { password, tls } = this.opts;
     this.subscribers = this.opts.sentinels.map(({ host, port }) => {
       const sub = new Redis({
-        host, port, ...(password ? { password } : {}), ...(username ? { username } : {}), ...(tls ? { tls } : {}),
+        host, port, ...(password ? { password } : {}), ...(tls ? { tls } : {}),
         connectionName: 'bulk-register:sentinel-switch',
         maxRetriesPerRequest: null, enableOfflineQueue: true,
         retryStrategy: (times) => Math.min(200 * times, 2000),

@@ -1,7 +1,7 @@
 /**
  * A frozen master on Redis Cluster (3 masters, 1 replica each, node timeout
  * 2 s), rule 50 per 10 s. The master holding a seller's queue shard is stopped
- * (SIGSTOP) for 15 s while uploads are being registered: the cluster promotes
+ * (SIGSTOP) for 12 s while uploads are being registered: the cluster promotes
  * its replica meanwhile, and the old master, once resumed, learns it is a
  * replica. Its TCP connections stay open while it hangs. Asserted over the
  * runs: every upload done, with counts equal to what the API registered; no
@@ -18,7 +18,7 @@ import { homeKey } from '../../src/seller-home.js';
 import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
-const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 15_000);
+const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 12_000);
 /** The frozen master's seller: its first registration after the freeze began (ms), by run. */
 const resumed: number[] = [];
 const results: RunResult[] = [];

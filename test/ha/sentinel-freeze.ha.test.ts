@@ -1,6 +1,6 @@
 /**
  * A Sentinel master frozen past its down-after: the master is stopped (SIGSTOP)
- * for 15 s while three sellers' uploads are being registered (down-after
+ * for 12 s while three sellers' uploads are being registered (down-after
  * 1000 ms, three Sentinels), so the Sentinels promote the replica meanwhile;
  * then it is resumed and they turn it into a replica. A hung master keeps its
  * TCP connections open: the pool leaves it on the Sentinels' +switch-master
@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startSentinelSet } from '../helpers/redis-sentinel.js';
 import { RUNS, cleanUp, runCase, summary, type RunResult } from './harness.js';
 
-const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 15_000);
+const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 12_000);
 const results: RunResult[] = [];
 afterAll(() => {
   if (results.length) console.log(`[ha] ${summary(results)}`);
