@@ -74,3 +74,26 @@ export async function startSentinelSet(name = 'mymaster', count = 1, downAfterMs
     },
   };
 }
+
+/**
+ * When the Sentinels announced a new master (`+switch-master`, the earliest of all of
+ * them), from the moment this resolves: how long the Sentinels' own failover took, vote
+ * included, apart from how long the pool took to follow it.
+ */
+export async function watchSwitch(set: SentinelSet): Promise<{ at(): number | undefined; stop(): void }> {
+  let at: number | undefined;
+  const subs = set.sentinels.map((s) => {
+    const c = new Redis({ port: s.port, lazyConnect: true, retryStrategy: () => 100 });
+    c.on('error', () => undefined);
+    c.on('message', (channel: string) => {
+      if (channel === '+switch-master' && at === undefined) at = Date.now();
+    });
+    return c;
+  });
+  await Promise.all(subs.map(async (c) => {
+    await c.connect();
+    await c.subscribe('+switch-master');
+  }));
+  return { at: () => at, stop: () => subs.forEach((c) => c.disconnect()) };
+}
+
