@@ -19,12 +19,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
-import { namespaceOf } from '../../src/keys.js';
-import { homeKey } from '../../src/seller-home.js';
-import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult, type Stage } from './harness.js';
+import { IN_FLIGHT_MS, SELLERS, cleanUp, pinOnePerMaster, runCase, summary, type RunResult, type Stage } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
 const SHUTDOWN_MS = 5000;
@@ -115,17 +113,7 @@ export function describeClusterFailover(target: 'seller' | 'pin'): void {
             env: { RATE_LIMIT_WINDOW_MS: '10000', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS) },
             // H1..H3 hash to shards of one master: pinned one per master instead (shards 0, 2 and 4),
             // as a pool's many sellers spread, so that a failed master has sellers on either side
-            beforeUploads: async () => {
-              const c = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }]);
-              try {
-                for (const [i, seller] of SELLERS.entries()) {
-                  pins.set(seller, prefixes[(2 * i) % prefixes.length]!);
-                  await c.set(homeKey(namespaceOf(`{ha-${name}-${run}}`), seller), pins.get(seller)!);
-                }
-              } finally {
-                c.disconnect();
-              }
-            },
+            beforeUploads: () => pinOnePerMaster(cluster.nodes[0]!.port, `{ha-${name}-${run}}`, prefixes, pins),
             afterDone: async (stage) => {
               const pause = pauseOf(stage.pool.output());
               if (pause && target === 'seller') {

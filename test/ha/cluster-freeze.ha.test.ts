@@ -10,12 +10,9 @@
  * promotion instead of waiting on the old master).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { Cluster } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
-import { namespaceOf } from '../../src/keys.js';
-import { homeKey } from '../../src/seller-home.js';
-import { IN_FLIGHT_MS, SELLERS, cleanUp, runCase, summary, type RunResult } from './harness.js';
+import { IN_FLIGHT_MS, SELLERS, cleanUp, pinOnePerMaster, runCase, summary, type RunResult } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
 const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 12_000);
@@ -56,17 +53,7 @@ describe('a master of Redis Cluster frozen past its node timeout', () => {
             return { note: `the frozen master's seller registered again ${resumed.at(-1)} ms after the freeze began` };
           },
           // one seller per master (shards 0, 2 and 4), as in cluster-failover-case.ts
-          beforeUploads: async () => {
-            const c = new Cluster([{ host: '127.0.0.1', port: cluster.nodes[0]!.port }]);
-            try {
-              for (const [i, seller] of SELLERS.entries()) {
-                pins.set(seller, prefixes[(2 * i) % prefixes.length]!);
-                await c.set(homeKey(namespaceOf(`{ha-${name}-${run}}`), seller), pins.get(seller)!);
-              }
-            } finally {
-              c.disconnect();
-            }
-          },
+          beforeUploads: () => pinOnePerMaster(cluster.nodes[0]!.port, `{ha-${name}-${run}}`, prefixes, pins),
         });
         results.push(r);
       } finally {

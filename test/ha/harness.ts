@@ -18,6 +18,9 @@ import { join } from 'node:path';
 import { ENGLISH_HEADERS, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
 import { freePort } from '../helpers/redis-server.js';
+import { Cluster } from 'ioredis';
+import { namespaceOf } from '../../src/keys.js';
+import { homeKey } from '../../src/seller-home.js';
 
 export const LIMIT = 50;
 export const WINDOW_MS = 12_000;
@@ -172,4 +175,20 @@ export function summary(results: RunResult[]): string {
   const max = (k: keyof RunResult) => Math.max(...results.map((r) => Number(r[k])));
   const rec = results.map((r) => r.recoveryMs);
   return `${results[0]?.case}: ${results.length} runs, lost ${max('lost')}, twice ${max('twice')}, 429 ${max('tooMany')}, recovery ${Math.min(...rec)}-${Math.max(...rec)} ms, status lost ${max('statusLost')}`;
+}
+
+/**
+ * Pins SELLERS one per master of a 3-master cluster (queue shards 0, 2 and 4 of `prefixes`), as a
+ * pool's many sellers spread: H1..H3 would hash to shards of one master. Fills `pins` with each one's.
+ */
+export async function pinOnePerMaster(port: number, queuePrefix: string, prefixes: readonly string[], pins: Map<string, string>): Promise<void> {
+  const c = new Cluster([{ host: '127.0.0.1', port }]);
+  try {
+    for (const [i, seller] of SELLERS.entries()) {
+      pins.set(seller, prefixes[(2 * i) % prefixes.length]!);
+      await c.set(homeKey(namespaceOf(queuePrefix), seller), pins.get(seller)!);
+    }
+  } finally {
+    c.disconnect();
+  }
 }
