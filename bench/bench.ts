@@ -213,7 +213,7 @@ function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: numbe
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
   const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
-    `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.ownAsksPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
+    `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.runRatios ? ` (runs ${r.runRatios.join(', ')})` : ''}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.ownAsksPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const ours = all.find((r) => r.name === 'capacity' && r.limiter === 'sliding-window');
   const rlf = all.find((r) => r.name === 'capacity' && r.limiter === 'rate-limiter-flexible');
   const runsLine = (who: string, r: ScenarioResult | undefined) => (r?.repeats ? `- ${who} runs, in order: ${r.repeats.map((x) => `${x.rowsPerSec} rows/s (${x.throughputRatio} of bare), first registration p99 ${x.firstRegistrationP99Ms ?? '–'} ms, small seller ${x.smallSellerMs ?? '–'} ms, Redis ${x.redisCpuRatio}× in commands and ${x.redisProcessCpuRatio}× CPU`).join('; ')}.\n` : '');
@@ -284,8 +284,9 @@ ${cluster.length === 0 ? '' : `
 
 \`npm run bench:cluster\` (not in the default run): the same pool and mock API on a private cluster of ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster')!.masters : 3}
 masters, QUEUE_SHARDS at its cluster default; rounds of bare BullMQ on one queue, bare BullMQ on the shards, and
-the default limiter on the shards. The limiter's ratio divides by the bare runs on the shards just before and
-after it. Figures are means over the runs; the masters' shares are each master's commands ÷ their mean.
+the default limiter on the shards, ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster' && r.runRatios)?.runRatios?.length ?? 5 : 5} rounds. Each limiter run's ratio divides by the bare runs on the shards just
+before and after it; the ratios given are their median, with each run's. The other figures are means over the runs;
+the masters' shares are each master's commands ÷ their mean.
 
 | limiter | queue shards | registered | 429s | rows/s | ÷ bare on the shards | limiter calls/row | asked in a round trip of their own/row | Redis commands/row | Redis CPU µs/row (all masters) | masters' shares |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |

@@ -67,6 +67,8 @@ export interface ScenarioResult {
   queueShards?: number;
   /** Each master's commands ÷ the mean over the masters, in the kind's last run. */
   masterShares?: number[];
+  /** Each limiter run's rows/s ÷ the bare runs on the same shards around it, in the order run (throughputRatio: their median). */
+  runRatios?: number[];
   /** rows/s ÷ bare BullMQ on one queue of the same cluster. */
   throughputRatioOneQueue?: number;
   /** Permits asked in a round trip of their own per row (the rest rode in the write that finished the row before). */

@@ -6,9 +6,12 @@
  *
  * Rounds of three runs: bare BullMQ on one queue (what a user who never heard of
  * shards runs), bare BullMQ on the default shards, and the default limiter on
- * them. The limiter's ratio divides by the bare runs on the same shards just
- * before and after it, so it is the limiter's own cost on a cluster; its ratio
- * to one queue shows what the shards give back. The sellers are pinned to their
+ * them. Each limiter run's ratio divides by the bare runs on the same shards
+ * just before and after it, so it is the limiter's own cost on a cluster; its
+ * ratio to one queue shows what the shards give back. Short runs on a 2-core
+ * host swing: in one sitting of 5 rounds the runs' ratios went from 0.74 to
+ * 1.02, so the figure is the median of CLUSTER_ROUNDS runs' ratios (5 unless
+ * BENCH_CLUSTER_ROUNDS says otherwise), each run's ratio beside it. The sellers are pinned to their
  * shards (src/seller-home.ts), so a permit rides in BullMQ's completion as on a
  * single Redis: the run records limiter calls per row, the permits asked in a
  * round trip of their own, and each master's share of the commands.
@@ -17,10 +20,12 @@ import { startCluster } from '../../src/dev/redis-cluster.js';
 import { freePort } from '../../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
-import { Bench, ROUNDS, RULE, callsPerNode, redisNodes, round, say, type ScenarioResult } from '../harness.js';
+import { Bench, RULE, callsPerNode, median, redisNodes, round, say, type ScenarioResult } from '../harness.js';
 import { describeRun, manySellers, queuesOn, type ManySellersRun } from './many-sellers.js';
 
 const SELLERS = 500;
+/** BENCH_CLUSTER_ROUNDS: rounds of the three runs (5). */
+const CLUSTER_ROUNDS = Math.max(1, Number(process.env.BENCH_CLUSTER_ROUNDS ?? 5) || 5);
 
 export async function clusterSequence(): Promise<ScenarioResult[]> {
   const cluster = await startCluster();
@@ -42,7 +47,7 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
       await manySellers(bench, 'sliding-window', ctx, 'warm', SELLERS, shards);
       type Kind = 'bare-one-queue' | 'bare-shards' | 'sliding-window';
       const runs: Array<{ kind: Kind; run: ManySellersRun; spread?: number[] }> = [];
-      const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
+      const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: CLUSTER_ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
       for (const [i, kind] of sequence.entries()) {
         const before = await callsPerNode(ctx.redis);
         const run = await manySellers(bench, kind === 'sliding-window' ? 'sliding-window' : 'none', ctx, `c${i}-`, SELLERS, kind === 'bare-one-queue' ? one : shards);
@@ -72,13 +77,15 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
         masterShares: rs.at(-1)!.spread,
         ...extra,
       });
-      const throughputRatio = round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-shards'))));
+      const ratios = mine.map((r) => round(r.run.rowsPerSecond / around(r.i, 'bare-shards')));
+      const throughputRatio = median(ratios);
       const ownAsksPerRow = round(mean(mine.map((r) => r.run.result.ownAsksPerRow ?? 0)));
-      say(`  sliding-window on the shards: ${throughputRatio} of bare on them, ${ownAsksPerRow} permits asked in a round trip of their own per row`);
+      say(`  sliding-window on the shards: ${throughputRatio} of bare on them (median; runs ${ratios.join(', ')}), ${ownAsksPerRow} permits asked in a round trip of their own per row`);
       return [
         result('sliding-window', mine, prefixes.length, {
           throughputRatio,
-          throughputRatioOneQueue: round(mean(mine.map((r) => r.run.rowsPerSecond / around(r.i, 'bare-one-queue')))),
+          runRatios: ratios,
+          throughputRatioOneQueue: median(mine.map((r) => round(r.run.rowsPerSecond / around(r.i, 'bare-one-queue')))),
           limiterCallsPerRow: round(mean(mine.map((r) => r.run.result.limiterCallsPerRow!))),
           ownAsksPerRow,
           redisCommandsPerRow: round(mean(mine.map((r) => r.run.result.redisCommandsPerRow!)), 1),
