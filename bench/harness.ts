@@ -38,6 +38,7 @@ export const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2) || 2);
 export const BENCH_DIR = join(PACKAGE_ROOT, 'bench');
 export const WORKER_ENTRY = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
+export const PLAIN_WORKER_ENTRY = fileURLToPath(new URL('./plain-worker.js', import.meta.url));
 export const SCENARIO_TIMEOUT_MS = 150_000;
 
 export interface ScenarioResult {
@@ -112,7 +113,9 @@ export interface ScenarioResult {
    * default had in flight (÷ the processes, rounded up), as an acceptance run sizes
    * it: its rows/s, and the default's median rows/s ÷ it.
    */
-  fixedBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined };
+  fixedBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined; workerCpuUsPerRow?: number | null };
+  /** The same for a plain BullMQ + axios pool (bench/plain-worker.ts) at the same fixed concurrency. */
+  plainBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined; workerCpuUsPerRow?: number | null };
   repeats?: Array<{
     rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null;
     redisUsecPerRow?: number | null; redisCpuUsPerRow?: number | null; firstRegistrationP50Ms?: number; firstRegistrationP99Ms?: number; firstRegistrationMaxMs?: number; smallSellerMs?: number | null;
@@ -321,7 +324,11 @@ export class Bench {
     return { config: loadConfig(env), env };
   }
 
-  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}, processes = PROCESSES): Promise<T> {
+  /**
+   * `plain`: the processes run bench/plain-worker.ts (BullMQ and axios, nothing of this
+   * project) with Node's default heap settings instead of the pool's.
+   */
+  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}, processes = PROCESSES, opts: { plain?: boolean } = {}): Promise<T> {
     const { config, env: given } = this.configFor(kind, extraEnv);
     // as `bulk-register workers` does: the processes take the checked settings (worker-config.ts)
     const env = { ...given, ...workerConfigEnv(config) };
@@ -330,12 +337,16 @@ export class Bench {
     const readyP = new Promise<void>((r) => { allReady = r; });
     const redis = createRedis(config, 'worker');
     await redis.connect();
+    // each pool reports its own jobs in flight (a plain pool none)
+    this.concurrency.clear();
+    // V8's own defaults (0) in place of the pool's small young generation and slow heap growth
+    const heapDefaults = opts.plain ? ['--max-semi-space-size=0', '--heap-growing-percent=0'] : [];
     const pool = new WorkerPool({
-      processes, env, shutdownTimeoutMs: 10_000, entry: WORKER_ENTRY,
+      processes, env, shutdownTimeoutMs: 10_000, entry: opts.plain ? PLAIN_WORKER_ENTRY : WORKER_ENTRY,
       // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts)
       ...(readsPauses(kind) ? { steering: { redis, ns: namespaceOf(config.queuePrefix) } } : {}),
       // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
-      ...(process.env.BENCH_WORKER_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] } : {}),
+      execArgv: [...heapDefaults, ...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] : [])],
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === processes) allReady();

@@ -57,6 +57,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   let idle = 0;
   let redisScheduling = '';
   let fixed: { perProcess: number; runs: CapacityRun[] } | undefined;
+  let plain: { perProcess: number; runs: CapacityRun[] } | undefined;
   try {
     say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
     await bench.withPool('by-seller', (ctx) => withRealtimeRedis(bench.redisPids, async (policy) => {
@@ -119,26 +120,31 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       // first bare run would not, and would look cheaper than the rest)
       JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS),
     });
-    // bare BullMQ on a pool of its own, its concurrency fixed at the most the default had in flight
+    // bare BullMQ on a pool of its own, its concurrency fixed at the most the default had in flight;
+    // then a plain BullMQ + axios pool (bench/plain-worker.ts) at the same concurrency
     const mostInFlight = Math.max(0, ...runs.filter((r) => r.limiter === 'sliding-window').map((r) => r.run.result.concurrency ?? 0));
-    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-fixed'))) {
-      const perProcess = Math.ceil(mostInFlight / PROCESSES);
-      await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
-        // a fresh pool is slower per row than one that has carried tens of thousands of rows, as the
-        // main pool has by its measured runs (bare runs there: 640 -> 766 -> 917 rows/s over one
-        // sequence; one fixed run after a 25-seller warm-up carried 486): a full-size warm-up, then
-        // FIXED_RUNS measured runs, their mean rows/s the figure
-        await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'fwarm', sellers: 25 });
-        await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: 'fwarm2-' });
-        say(`  capacity bare at a fixed ${perProcess} jobs per process:`);
-        const measured: CapacityRun[] = [];
-        for (let i = 0; i < FIXED_RUNS; i++) {
-          measured.push(await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: `f${i}-` }));
-          log(measured.at(-1)!);
-        }
-        fixed = { perProcess, runs: measured };
-      }), { QUEUE_PREFIX: '{bench-capacity-fixed}', WORKER_CONCURRENCY: String(perProcess), JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS) });
-    }
+    const perProcess = Math.ceil(mostInFlight / PROCESSES);
+    const fixedPool = (plain: boolean) => bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
+      // a fresh pool is slower per row than one that has carried tens of thousands of rows, as the
+      // main pool has by its measured runs (bare runs there: 640 -> 766 -> 917 rows/s over one
+      // sequence; one fixed run after a 25-seller warm-up carried 486): a full-size warm-up, then
+      // FIXED_RUNS measured runs, their mean rows/s the figure
+      // sellers of their own per pool: the mock API counts each seller's registrations for the whole bench
+      const t = plain ? 'p' : 'f';
+      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: `${t}warm`, sellers: 25 });
+      await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: `${t}warm2-` });
+      say(`  capacity ${plain ? 'plain BullMQ + axios' : 'bare'} at a fixed ${perProcess} jobs per process:`);
+      const measured: CapacityRun[] = [];
+      for (let i = 0; i < FIXED_RUNS; i++) {
+        measured.push(await capacityRun(bench, api, ctx, { limiter: 'bare', sellerKind: 'none', tag: `${t}${i}-` }));
+        log(measured.at(-1)!);
+      }
+      return { perProcess, runs: measured };
+    }), {
+      QUEUE_PREFIX: plain ? '{bench-capacity-plain}' : '{bench-capacity-fixed}', WORKER_CONCURRENCY: String(perProcess), JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS),
+    }, PROCESSES, { plain });
+    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-fixed'))) fixed = await fixedPool(false);
+    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-plain'))) plain = await fixedPool(true);
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
       await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
         const run = await capacityRun(bench, api, ctx, {
@@ -191,7 +197,15 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     firstRegistrationP50Ms: r.run.result.firstRegistrationMs!.p50, firstRegistrationP99Ms: r.run.result.firstRegistrationMs!.p99,
     firstRegistrationMaxMs: r.run.result.firstRegistrationMs!.max, smallSellerMs: r.run.result.smallSellerMs ?? null,
   });
-  const fixedRate = fixed ? fixed.runs.reduce((n, r) => n + r.result.rowsPerSec!, 0) / fixed.runs.length : 0;
+  const oursRate = median(ours.map((r) => r.run.result.rowsPerSec!));
+  const againstFixed = (pool: { perProcess: number; runs: CapacityRun[] }) => {
+    const rate = mean(pool.runs.map((r) => r.result.rowsPerSec!));
+    return {
+      perProcess: pool.perProcess, rowsPerSec: round(rate, 1), runs: pool.runs.map((r) => r.result.rowsPerSec!),
+      ratio: round(oursRate / rate), rampTo90Ms: pool.runs[0]!.result.ramp?.to90Ms ?? null, workingSize: pool.runs[0]!.result.ramp?.workingSize,
+      workerCpuUsPerRow: round(mean(pool.runs.map((r) => r.result.workerCpuUsPerRow ?? 0)), 0),
+    };
+  };
   const results = reported.map((entry) => ({
     ...entry.run.result,
     ...(entry.limiter === 'bare' ? { rowsPerSec: round(bareRate, 1), redisUsecPerRow: round(bareUsec, 1), redisCpuUsPerRow: round(bareCpu, 1), runs: bares.length } : {}),
@@ -199,13 +213,8 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     ...(repeated.includes(entry.limiter) && runsOf(entry.limiter).length > 1 ? medianOf(runsOf(entry.limiter).map(eachRun)) : {}),
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
     ...(released.get(entry.limiter) ? { releasedRamp: released.get(entry.limiter) } : {}),
-    ...(entry.limiter === 'sliding-window' && fixed ? {
-      fixedBare: {
-        perProcess: fixed.perProcess, rowsPerSec: round(fixedRate, 1), runs: fixed.runs.map((r) => r.result.rowsPerSec!),
-        ratio: round(median(ours.map((r) => r.run.result.rowsPerSec!)) / fixedRate),
-        rampTo90Ms: fixed.runs[0]!.result.ramp?.to90Ms ?? null, workingSize: fixed.runs[0]!.result.ramp?.workingSize,
-      },
-    } : {}),
+    ...(entry.limiter === 'sliding-window' && fixed ? { fixedBare: againstFixed(fixed) } : {}),
+    ...(entry.limiter === 'sliding-window' && plain ? { plainBare: againstFixed(plain) } : {}),
   }));
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(', ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
   for (const limiter of repeated) {
