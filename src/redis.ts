@@ -12,6 +12,7 @@ import { maskUrl } from './mask-url.js';
 import { LUA_DIR } from './paths.js';
 import { RedisUnavailable } from './redis-errors.js';
 import { followSwitches } from './sentinel-switch.js';
+import { REDIS_WAIT_NOTICE_MS, noticeSlowAnswers } from './redis-wait-notice.js';
 
 type Reply5 = [number, number, number, number, number];
 
@@ -172,7 +173,7 @@ const lastErrors = new WeakMap<object, Error>();
  * are kept for connectChecked's message, never printed by ioredis itself.
  */
 export function createRedis(config: Config, purpose: ConnectionPurpose): RedisClient {
-  const client = createClient(config, purpose);
+  const client = waitNotice(createClient(config, purpose), config, purpose);
   client.on('error', (err: Error) => lastErrors.set(client, err));
   return client;
 }
@@ -297,6 +298,16 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
  * connections. Not lazy: BullMQ expects it to connect by itself.
  */
 export function bullConnection(config: Config, purpose: ConnectionPurpose): Redis | Cluster {
+  return waitNotice(newBullConnection(config, purpose), config, purpose);
+}
+
+/** A command-line run says so on stderr when Redis stops answering it (redis-wait-notice.ts). */
+function waitNotice<T extends Redis | Cluster>(client: T, config: Config, purpose: ConnectionPurpose): T {
+  if (purpose !== 'cli') return client;
+  return noticeSlowAnswers(client, `${describeRedis(config)} has not answered for ${REDIS_WAIT_NOTICE_MS / 1000} s; still waiting (it may be busy, stopped or failing over). Ctrl-C stops; running the same command again later is safe.`);
+}
+
+function newBullConnection(config: Config, purpose: ConnectionPurpose): Redis | Cluster {
   const options = { ...redisOptions(purpose), lazyConnect: false, maxRetriesPerRequest: purpose === 'worker' ? null : 1 };
   if (config.redisClusterNodes.length > 0) {
     const { password, username, tls } = urlAuth(config.redisUrl);
