@@ -277,7 +277,14 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     });
     await Promise.race([client.connect().then(() => client.ping()), timeout]);
   } catch (err) {
+    // connected and never answered: a Redis that hangs (stopped, stalled, or a master failing over)
+    const hung = client instanceof Redis && client.status === 'connect' && !lastErrors.has(client);
     client.disconnect();
+    if (hung) {
+      throw new RedisUnavailable(
+        `cannot reach ${describeRedis(config)}: it accepted the connection but answered nothing within ${CONNECT_BOUND_MS / 1000} s (it may be stopped, overloaded or failing over); run the command again once it answers.`,
+      );
+    }
     const cause = lastErrors.get(client) ?? err;
     const reason = maskUrl(cause instanceof Error ? cause.message : String(cause));
     throw new RedisUnavailable(
