@@ -284,7 +284,7 @@ ${cluster.length === 0 ? '' : `
 
 \`npm run bench:cluster\` (not in the default run): the same pool and mock API on a private cluster of ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster')!.masters : 3}
 masters, QUEUE_SHARDS at its cluster default; rounds of bare BullMQ on one queue, bare BullMQ on the shards, and
-the default limiter on the shards, ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster' && r.runRatios)?.runRatios?.length ?? 5 : 5} rounds. Each limiter run's ratio divides by the bare runs on the shards just
+the default limiter on the shards, ${all.find((r) => r.runRatios)?.runRatios?.length ?? 5} rounds. Each limiter run's ratio divides by the bare runs on the shards just
 before and after it; the ratios given are their median, with each run's. The other figures are means over the runs;
 the masters' shares are each master's commands ÷ their mean.
 

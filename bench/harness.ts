@@ -41,6 +41,11 @@ export const WORKER_ENTRY = fileURLToPath(new URL('./bench-worker.js', import.me
 export const PLAIN_WORKER_ENTRY = fileURLToPath(new URL('./plain-worker.js', import.meta.url));
 export const SCENARIO_TIMEOUT_MS = 150_000;
 
+/** A pool fixed at the most jobs the default had in flight: its figures, and the default's median rows/s ÷ its. */
+export type FixedPoolFigures = {
+  perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined; workerCpuUsPerRow?: number | null;
+};
+
 export interface ScenarioResult {
   name: string;
   /** The limiter's name; for a library, a name that contains the library's. */
@@ -113,9 +118,9 @@ export interface ScenarioResult {
    * default had in flight (÷ the processes, rounded up), as an acceptance run sizes
    * it: its rows/s, and the default's median rows/s ÷ it.
    */
-  fixedBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined; workerCpuUsPerRow?: number | null };
+  fixedBare?: FixedPoolFigures;
   /** The same for a plain BullMQ + axios pool (bench/plain-worker.ts) at the same fixed concurrency. */
-  plainBare?: { perProcess: number; rowsPerSec: number; runs?: number[]; ratio: number; rampTo90Ms: number | null; workingSize: number | undefined; workerCpuUsPerRow?: number | null };
+  plainBare?: FixedPoolFigures;
   repeats?: Array<{
     rowsPerSec: number; tooMany: number; throughputRatio: number; redisCpuRatio: number | null; redisProcessCpuRatio: number | null;
     redisUsecPerRow?: number | null; redisCpuUsPerRow?: number | null; firstRegistrationP50Ms?: number; firstRegistrationP99Ms?: number; firstRegistrationMaxMs?: number; smallSellerMs?: number | null;

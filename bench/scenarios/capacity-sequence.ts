@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { Bench, PROCESSES, RULE, median, round, say, withRealtimeRedis, type ScenarioResult } from '../harness.js';
+import { Bench, PROCESSES, RULE, median, round, say, withRealtimeRedis, type FixedPoolFigures, type ScenarioResult } from '../harness.js';
 import { SHARDS } from './many-sellers.js';
 import { CAPACITY, capacityRun, idleCommandsPerSec, spanRatios, type CapacityLimiter, type CapacityRun } from './capacity.js';
 
@@ -56,8 +56,9 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
   };
   let idle = 0;
   let redisScheduling = '';
-  let fixed: { perProcess: number; runs: CapacityRun[] } | undefined;
-  let plain: { perProcess: number; runs: CapacityRun[] } | undefined;
+  type FixedPool = { perProcess: number; runs: CapacityRun[] };
+  let fixed: FixedPool | undefined;
+  let plainPool: FixedPool | undefined;
   try {
     say(`bench: capacity at ${CAPACITY.latencyMs.min}-${CAPACITY.latencyMs.max} ms, ${PROCESSES} processes, WORKER_CONCURRENCY ${configured} ...`);
     await bench.withPool('by-seller', (ctx) => withRealtimeRedis(bench.redisPids, async (policy) => {
@@ -124,7 +125,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     // then a plain BullMQ + axios pool (bench/plain-worker.ts) at the same concurrency
     const mostInFlight = Math.max(0, ...runs.filter((r) => r.limiter === 'sliding-window').map((r) => r.run.result.concurrency ?? 0));
     const perProcess = Math.ceil(mostInFlight / PROCESSES);
-    const fixedPool = (plain: boolean) => bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
+    const fixedPool = (plain: boolean): Promise<FixedPool> => bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
       // a fresh pool is slower per row than one that has carried tens of thousands of rows, as the
       // main pool has by its measured runs (bare runs there: 640 -> 766 -> 917 rows/s over one
       // sequence; one fixed run after a 25-seller warm-up carried 486): a full-size warm-up, then
@@ -144,7 +145,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
       QUEUE_PREFIX: plain ? '{bench-capacity-plain}' : '{bench-capacity-fixed}', WORKER_CONCURRENCY: String(perProcess), JOB_RETENTION_COUNT: String(CAPACITY_RETAINED_JOBS),
     }, PROCESSES, { plain });
     if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-fixed'))) fixed = await fixedPool(false);
-    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-plain'))) plain = await fixedPool(true);
+    if (mostInFlight > 0 && (!PEERS || PEERS.includes('bare-plain'))) plainPool = await fixedPool(true);
     if (!PEERS || PEERS.includes('bullmq-limiter')) {
       await bench.withPool('none', (ctx) => withRealtimeRedis(bench.redisPids, async () => {
         const run = await capacityRun(bench, api, ctx, {
@@ -198,7 +199,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     firstRegistrationMaxMs: r.run.result.firstRegistrationMs!.max, smallSellerMs: r.run.result.smallSellerMs ?? null,
   });
   const oursRate = median(ours.map((r) => r.run.result.rowsPerSec!));
-  const againstFixed = (pool: { perProcess: number; runs: CapacityRun[] }) => {
+  const againstFixed = (pool: FixedPool): FixedPoolFigures => {
     const rate = mean(pool.runs.map((r) => r.result.rowsPerSec!));
     return {
       perProcess: pool.perProcess, rowsPerSec: round(rate, 1), runs: pool.runs.map((r) => r.result.rowsPerSec!),
@@ -214,7 +215,7 @@ export async function capacitySequence(redisUrl: string): Promise<{ results: Sce
     sellerSpanRatio: spanRatios(entry.run.spans, bareRate),
     ...(released.get(entry.limiter) ? { releasedRamp: released.get(entry.limiter) } : {}),
     ...(entry.limiter === 'sliding-window' && fixed ? { fixedBare: againstFixed(fixed) } : {}),
-    ...(entry.limiter === 'sliding-window' && plain ? { plainBare: againstFixed(plain) } : {}),
+    ...(entry.limiter === 'sliding-window' && plainPool ? { plainBare: againstFixed(plainPool) } : {}),
   }));
   say(`  capacity: bare ${bares.map((b) => b.rowsPerSec).join(', ')} rows/s; ${results.map((r) => `${r.limiter} ${r.throughputRatio} of bare, Redis ${r.redisCpuRatio}× in commands, ${r.redisProcessCpuRatio}× CPU`).join('; ')}`);
   for (const limiter of repeated) {

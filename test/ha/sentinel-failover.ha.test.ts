@@ -32,8 +32,9 @@ describe('Sentinel failover mid-run', () => {
           faultAt = Date.now();
           return faultAt;
         });
-        r.note = `the Sentinels announced the new master ${(switched.at() ?? NaN) - faultAt} ms after the kill`;
-        results.push({ ...r, switchMs: (switched.at() ?? NaN) - faultAt });
+        const switchMs = (switched.at() ?? NaN) - faultAt;
+        r.note = `the Sentinels announced the new master ${switchMs} ms after the kill`;
+        results.push({ ...r, switchMs });
       } finally {
         switched.stop();
         await set.stop();

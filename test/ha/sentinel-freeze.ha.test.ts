@@ -42,8 +42,9 @@ describe('a Sentinel master frozen past its down-after', () => {
           frozen = false;
           return faultAt;
         });
-        r.note = `the Sentinels announced the new master ${(switched.at() ?? NaN) - faultAt} ms after the freeze began`;
-        results.push({ ...r, switchMs: (switched.at() ?? NaN) - faultAt });
+        const switchMs = (switched.at() ?? NaN) - faultAt;
+        r.note = `the Sentinels announced the new master ${switchMs} ms after the freeze began`;
+        results.push({ ...r, switchMs });
       } finally {
         switched.stop();
         if (frozen) set.master.process.kill('SIGCONT');
