@@ -333,7 +333,7 @@ export class Bench {
    * `plain`: the processes run bench/plain-worker.ts (BullMQ and axios, nothing of this
    * project) with Node's default heap settings instead of the pool's.
    */
-  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}, processes = PROCESSES, opts: { plain?: boolean } = {}): Promise<T> {
+  async withPool<T>(kind: PoolKind, fn: (ctx: Ctx) => Promise<T>, extraEnv: Record<string, string> = {}, processes = PROCESSES, opts: { plain?: boolean; execArgv?: string[] } = {}): Promise<T> {
     const { config, env: given } = this.configFor(kind, extraEnv);
     // as `bulk-register workers` does: the processes take the checked settings (worker-config.ts)
     const env = { ...given, ...workerConfigEnv(config) };
@@ -351,7 +351,7 @@ export class Bench {
       // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts)
       ...(readsPauses(kind) ? { steering: { redis, ns: namespaceOf(config.queuePrefix) } } : {}),
       // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
-      execArgv: [...heapDefaults, ...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] : [])],
+      execArgv: [...heapDefaults, ...(opts.execArgv ?? []), ...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] : [])],
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === processes) allReady();
