@@ -3,10 +3,13 @@
  * started with the settings in question.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { baseEnv, runCli, startCli } from './helpers/cli.js';
 import { startRedis, type TestRedis } from './helpers/redis-server.js';
+import { loadConfig } from '../src/config.js';
 import { FIXTURES_DIR } from '../src/paths.js';
+import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 
 let redis: TestRedis | undefined;
 afterEach(async () => {
@@ -35,6 +38,29 @@ describe('Redis settings at start-up', () => {
     expect(ok.code).toBe(0);
     expect(await redis.client().dbsize()).toBe(0);
   });
+
+  it('a worker process on a database this Redis lacks exits with the sentence before its BullMQ worker writes anything to database 0', async () => {
+    // the pool's supervisor checks too, but its children start at once: the one that
+    // connects first must not serve the queue in database 0 (BullMQ's stalled check
+    // writes a key as a worker starts)
+    redis = await startRedis(['--databases', '4']);
+    const config = loadConfig({ ...envFor(redis), REDIS_URL: `${redis.url}/9`, LOG_LEVEL: 'info', LOG_PRETTY: '0' });
+    const child = fork(join(import.meta.dirname, '../dist/src/worker/worker-main.js'), [], {
+      env: { ...process.env, [WORKER_CONFIG_ENV]: JSON.stringify(config) }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d));
+    child.stderr!.on('data', (d: Buffer) => (out += d));
+    const code = await Promise.race([
+      new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c))),
+      new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 15_000)),
+    ]);
+    if (code === 'running') child.kill('SIGKILL');
+    expect(code).toBe(1);
+    expect(out).toMatch(/REDIS_URL selects database 9, which Redis at redis:\/\/127\.0\.0\.1:\d+\/9 does not have/);
+    expect(out).not.toMatch(/worker process ready/);
+    expect(await redis.client().keys('*')).toEqual([]);
+  }, 30_000);
 
   it('upload warns about an evicting Redis, and with --strict refuses and enqueues nothing', async () => {
     redis = await startRedis(['--maxmemory-policy', 'allkeys-lru']);

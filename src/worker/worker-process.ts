@@ -8,7 +8,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { QUEUE_NAME, namespaceOf, rowMember } from '../keys.js';
-import { createRedis, describeRedis, type RedisClient } from '../redis.js';
+import { createRedis, describeRedis, missingDatabase, type RedisClient } from '../redis.js';
 import { SellerLimiter, type LimiterSettings, type PermitLimiter, type QueueKeys } from '../rate-limit/limiter.js';
 import { createRegistrationClient } from '../registration/client.js';
 import { loadAdapter } from '../registration/load-adapter.js';
@@ -276,6 +276,14 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     for (const prefix of prefixes) if (!workers.has(prefix) && !stopping) startWorker(prefix);
   };
   while (redis.status !== 'ready') await new Promise((r) => redis.once('ready', r));
+  // a database REDIS_URL selects and this Redis lacks leaves the connection in database 0
+  // (redis.ts): no worker starts there, whatever the supervisor's own check has said by now
+  // (BullMQ's first stalled check writes a key as it starts)
+  const missing = await missingDatabase(redis, config);
+  if (missing !== undefined) {
+    log.error(missing);
+    process.exit(1);
+  }
   await pauses?.start();
   await serveAll();
   if (workers.size === 0) startWorker(config.queuePrefix);

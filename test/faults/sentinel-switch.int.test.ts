@@ -43,6 +43,9 @@ describe('a connection through the Sentinels', () => {
     const copy = (client as Redis).duplicate();
     copy.on('error', () => undefined);
     await client.set('k', '1');
+    // on the replica before the freeze: the promoted replica must hold it for the INCR below
+    // to read 2 (replication is asynchronous; once, under a loaded CI host, it had not arrived)
+    expect(await client.call('WAIT', '1', '5000')).toBe(1);
     await copy.ping();
     await expect.poll(listeners, { timeout: 5000 }).toBe(1);
 
