@@ -212,7 +212,8 @@ ${legend.join('\n')}
 function markdown(all: ScenarioResult[], uploadMs500: number, workerRssMb: number, elapsedS: number, throughputNote: string, idleCommandsPerSec: number | null, consoleResult: ConsoleResult | null, redisScheduling: string | null): string {
   const cell = (v: number | null | undefined, suffix = '') => (v === null || v === undefined ? '–' : `${v}${suffix}`);
   const results = all.filter((r) => r.name !== 'capacity' && r.name !== 'many-sellers-cluster');
-  const cluster = all.filter((r) => r.name === 'many-sellers-cluster').map((r) =>
+  const clusterResults = all.filter((r) => r.name === 'many-sellers-cluster');
+  const cluster = clusterResults.map((r) =>
     `| ${r.limiter} | ${r.queueShards} | ${r.registered} | **${r.tooMany}** | ${r.rowsPerSec} | ${cell(r.throughputRatio)}${r.runRatios ? ` (runs ${r.runRatios.join(', ')})` : ''}${r.throughputRatioOneQueue ? ` (÷ bare on 1 queue: ${r.throughputRatioOneQueue})` : ''} | ${cell(r.limiterCallsPerRow)} | ${cell(r.ownAsksPerRow)} | ${cell(r.redisCommandsPerRow)} | ${cell(r.redisCpuUsPerRow)} | ${r.masterShares!.join(' / ')} |`);
   const ours = all.find((r) => r.name === 'capacity' && r.limiter === 'sliding-window');
   const rlf = all.find((r) => r.name === 'capacity' && r.limiter === 'rate-limiter-flexible');
@@ -282,9 +283,9 @@ ${ours?.memory ? `- A worker process's memory at capacity (the default's pool, i
 ${cluster.length === 0 ? '' : `
 ## many-sellers on Redis Cluster
 
-\`npm run bench:cluster\` (not in the default run): the same pool and mock API on a private cluster of ${cluster.length > 0 ? all.find((r) => r.name === 'many-sellers-cluster')!.masters : 3}
+\`npm run bench:cluster\` (not in the default run): the same pool and mock API on a private cluster of ${clusterResults[0]?.masters ?? 3}
 masters, QUEUE_SHARDS at its cluster default; rounds of bare BullMQ on one queue, bare BullMQ on the shards, and
-the default limiter on the shards, ${all.find((r) => r.runRatios)?.runRatios?.length ?? 5} rounds. Each limiter run's ratio divides by the bare runs on the shards just
+the default limiter on the shards, ${clusterResults.find((r) => r.runRatios)?.runRatios?.length ?? 5} rounds. Each limiter run's ratio divides by the bare runs on the shards just
 before and after it; the ratios given are their median, with each run's. The other figures are means over the runs;
 the masters' shares are each master's commands ÷ their mean.
 

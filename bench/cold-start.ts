@@ -18,7 +18,7 @@
 import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { Bench, PROCESSES, RULE, median, round, say, withRealtimeRedis, type Ctx } from './harness.js';
-import { CAPACITY, capacityRun, type CapacityRun } from './scenarios/capacity.js';
+import { CAPACITY, capacityRun } from './scenarios/capacity.js';
 
 const ROUNDS = Math.max(1, Number(process.env.COLD_ROUNDS ?? 3) || 3);
 const RUNS = Math.max(1, Number(process.env.COLD_RUNS ?? 3) || 3);
@@ -39,7 +39,7 @@ async function poolRuns(bench: Bench, api: MockRegistrationApi, ctx: Ctx, name: 
     const runs: Run[] = [];
     if (PREWARM > 0) await capacityRun(bench, api, ctx, { limiter, sellerKind: limiter === 'bare' ? 'none' : limiter, tag: `${tag}pw-`, sellers: PREWARM });
     for (let i = 0; i < RUNS; i++) {
-      const { result }: CapacityRun = await capacityRun(bench, api, ctx, { limiter, sellerKind: limiter === 'bare' ? 'none' : limiter, tag: `${tag}${i}-`, sellers: SELLERS });
+      const { result } = await capacityRun(bench, api, ctx, { limiter, sellerKind: limiter === 'bare' ? 'none' : limiter, tag: `${tag}${i}-`, sellers: SELLERS });
       runs.push({ rowsPerSec: result.rowsPerSec!, cpuUsPerRow: result.workerCpuUsPerRow!, inFlight: result.concurrency ?? 0 });
     }
     return runs;
