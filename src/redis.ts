@@ -244,13 +244,21 @@ export function describeRedis(config: Config): string {
     : `Redis at ${maskUrl(config.redisUrl)}`;
 }
 
+/** The database REDIS_URL selects (0 on a cluster, which has only that one). */
+function selectedDatabase(config: Config): number {
+  return config.redisClusterNodes.length > 0 ? 0 : databaseInUrl(config.redisUrl) ?? 0;
+}
+
+/** Whether REDIS_URL selects a database other than 0 (one that may not exist). */
+export const selectsDatabase = (config: Config): boolean => selectedDatabase(config) !== 0;
+
 /**
  * Whether the database REDIS_URL selects exists: ioredis answers a failed SELECT at
  * connect with an 'error' event and goes on in database 0, where every key would then
  * be written. Returns the sentence that refuses the run, or undefined when it exists.
  */
 export async function missingDatabase(client: RedisClient, config: Config): Promise<string | undefined> {
-  const db = config.redisClusterNodes.length > 0 ? 0 : databaseInUrl(config.redisUrl) ?? 0;
+  const db = selectedDatabase(config);
   if (db === 0) return undefined;
   try {
     await (client as Redis).select(db);

@@ -2,12 +2,14 @@
  * Start-up checks of Redis's settings, with real processes against redis-servers
  * started with the settings in question.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { baseEnv, runCli, startCli } from './helpers/cli.js';
 import { startRedis, type TestRedis } from './helpers/redis-server.js';
+import { connectService } from '../src/cli/service-redis.js';
 import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
 import { FIXTURES_DIR } from '../src/paths.js';
 import { WORKER_CONFIG_ENV } from '../src/worker/worker-config.js';
 
@@ -61,6 +63,24 @@ describe('Redis settings at start-up', () => {
     expect(out).not.toMatch(/worker process ready/);
     expect(await redis.client().keys('*')).toEqual([]);
   }, 30_000);
+
+  it('a long-running command on a database this Redis lacks gets no connection to issue commands on: it is refused first', async () => {
+    // ioredis runs every command in database 0 after a failed SELECT: `workers` and the
+    // console must not have their connection before the database is known to exist
+    redis = await startRedis(['--databases', '4']);
+    const config = loadConfig({ ...envFor(redis), REDIS_URL: `${redis.url}/9` });
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      const connecting = connectService(config, createLogger({ level: 'silent', pretty: false, name: 'test' }), {});
+      const first = await Promise.race([connecting.then(() => 'connection'), new Promise<'refused'>((resolve) => {
+        const poll = setInterval(() => exit.mock.calls.length > 0 && (clearInterval(poll), resolve('refused')), 10);
+      })]);
+      expect(first).toBe('refused');
+      expect(exit).toHaveBeenCalledWith(1);
+    } finally {
+      exit.mockRestore();
+    }
+  });
 
   it('upload warns about an evicting Redis, and with --strict refuses and enqueues nothing', async () => {
     redis = await startRedis(['--maxmemory-policy', 'allkeys-lru']);

@@ -7,7 +7,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { checkRedisSettings, refuseIfStrict } from '../redis-checks.js';
-import { createRedis, describeRedis, missingDatabase, type RedisClient } from '../redis.js';
+import { createRedis, describeRedis, missingDatabase, selectsDatabase, type RedisClient } from '../redis.js';
 import { EXIT } from './exit.js';
 
 /**
@@ -24,14 +24,18 @@ export async function connectService(config: Config, log: Logger, opts: { strict
     }
   });
   redis.connect().catch(() => undefined);
-  const checked = new Promise<void>((resolve, reject) => {
+  const database = new Promise<void>((resolve) => {
     redis.once('ready', () => {
       missingDatabase(redis, config).then((missing) => {
-        if (missing === undefined) return;
+        if (missing === undefined) return resolve();
         // not a warning: run on, and every key would go to database 0
         log.error(missing);
         process.exit(EXIT.failure);
-      }, () => undefined);
+      }, () => resolve());
+    });
+  });
+  const checked = new Promise<void>((resolve, reject) => {
+    redis.once('ready', () => {
       checkRedisSettings(redis, { persistence: Boolean(opts.persistence) }).then((findings) => {
         for (const f of findings) log.warn({ check: f.kind }, f.message);
         refuseIfStrict(findings, Boolean(opts.strict));
@@ -39,6 +43,10 @@ export async function connectService(config: Config, log: Logger, opts: { strict
       }).catch(reject);
     });
   });
+  // ioredis runs every command in database 0 after a failed SELECT, in the order issued: with
+  // another database selected, none is issued before that database is known to exist (the
+  // command's first writes, such as the pool's presence, could land in database 0 ahead of the refusal)
+  if (selectsDatabase(config)) await database;
   if (opts.strict) {
     try {
       await checked;
