@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -283,6 +283,30 @@ export function cpuMs(pids: number[]): number {
   return ticks * 10; // USER_HZ = 100
 }
 
+/**
+ * BENCH_DEBUG: the processes' user and system CPU (ms) and their context switches, voluntary
+ * (waiting for I/O or a timer) and not (preempted), summed over every thread: how often a
+ * pool's processes wake, beside what they spend.
+ */
+export function schedStats(pids: number[]): { userMs: number; sysMs: number; voluntary: number; involuntary: number } {
+  const total = { userMs: 0, sysMs: 0, voluntary: 0, involuntary: 0 };
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      total.userMs += Number(fields[11]) * 10;
+      total.sysMs += Number(fields[12]) * 10;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+        total.voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+        total.involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      }
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
 export class Bench {
   readonly events = new Map<string, number>();
   /** Each worker slot's latest jobs-at-once, as it reports with its events. */
@@ -351,7 +375,8 @@ export class Bench {
       // ours reads the pauses as the product's pool does: once for the pool, in its supervisor (steer-relay.ts)
       ...(readsPauses(kind) ? { steering: { redis, ns: namespaceOf(config.queuePrefix) } } : {}),
       // BENCH_WORKER_PROF=<dir>: a V8 CPU profile of each worker process, written there when it stops
-      execArgv: [...heapDefaults, ...(opts.execArgv ?? []), ...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] : [])],
+      // BENCH_WORKER_FLAGS: V8 flags for every pool's processes (e.g. --trace-gc), space-separated
+      execArgv: [...heapDefaults, ...(opts.execArgv ?? []), ...(process.env.BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_WORKER_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`] : [])],
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === processes) allReady();

@@ -17,7 +17,7 @@ import type { MockRegistrationApi } from '../../src/mock-api/server.js';
 import { QueueSet } from '../../src/queue.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
 import { SHARDS, queuesOn } from './many-sellers.js';
-import { Bench, MemorySampler, RULE, cpuMs, round, say, sleep, scenario, peakRssMb, startProducer, type Ctx, type ScenarioResult } from '../harness.js';
+import { Bench, MemorySampler, RULE, cpuMs, schedStats, round, say, sleep, scenario, peakRssMb, startProducer, type Ctx, type ScenarioResult } from '../harness.js';
 
 /** How long a stopped run's rows in flight may take to finish before the next run starts (ms). */
 const ACTIVE_WAIT_MS = 30_000;
@@ -111,6 +111,7 @@ export async function capacityRun(
     await ctx.redis.slowlog('RESET');
   }
   const cpu0 = { redis: cpuMs(bench.redisPids), workers: cpuMs(ctx.pids()) };
+  const sched0 = process.env.BENCH_DEBUG ? schedStats(ctx.pids()) : undefined;
   // the bench's own event loop, which serves the mock API: how late its timers fire
   const loopDelay = process.env.BENCH_DEBUG ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
   loopDelay?.enable();
@@ -200,6 +201,9 @@ export async function capacityRun(
     const sent = sellers.map((s) => Math.min(...(api.sellerStats(s)?.times ?? [end])) - uploadedAt[s]!);
     const asks = [...sellers, small].reduce((n, s) => n + bench.count('permit', s), 0);
     const ahead = [...sellers, small].reduce((n, s) => n + bench.count('permitAhead', s), 0);
+    const sched = schedStats(ctx.pids());
+    const per = (k: keyof typeof sched) => ((sched[k] - sched0![k]) / Math.max(1, rowsDone)).toFixed(k.endsWith('Ms') ? 3 : 2);
+    process.stdout.write(`    workers per row: user ${per('userMs')} ms, system ${per('sysMs')} ms, context switches ${per('voluntary')} voluntary, ${per('involuntary')} preempted\n`);
     process.stdout.write(`    slots every 100 ms: ${series.join(' ')}\n`);
     process.stdout.write(`    permits ${asks}, asked ahead ${ahead} (${(ahead / Math.max(1, asks)).toFixed(3)})\n`);
     loopDelay!.disable();
