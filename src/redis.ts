@@ -11,7 +11,7 @@ import { databaseInUrl } from './redis-url.js';
 import { maskUrl } from './mask-url.js';
 import { LUA_DIR } from './paths.js';
 import { RedisUnavailable } from './redis-errors.js';
-import { followSwitches } from './sentinel-switch.js';
+import { followSwitches, letGoOnSwitch } from './sentinel-switch.js';
 import { REDIS_WAIT_NOTICE_MS, noticeSlowAnswers } from './redis-wait-notice.js';
 
 type Reply5 = [number, number, number, number, number];
@@ -191,14 +191,17 @@ function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
     return defineCommands(cluster);
   }
   const sentinel = sentinelOptions(config, purpose);
-  return defineCommands(sentinel ? sentinelClient(config, purpose, { ...options, ...sentinel }) : new Redis(config.redisUrl, options));
+  return defineCommands(sentinel ? sentinelClient(config, { ...options, ...sentinel }) : new Redis(config.redisUrl, options));
 }
 
-/** A connection through the Sentinels; a long-lived one also leaves a hung master on a switch (sentinel-switch.ts). */
-function sentinelClient(config: Config, purpose: ConnectionPurpose, options: RedisOptions): Redis {
+/**
+ * A connection through the Sentinels, which also leaves a hung master on a switch
+ * (sentinel-switch.ts). A command-line run too: one started while the master hung was
+ * given that master by the Sentinels, and gave up after 10 s (connectChecked) or waited
+ * for the old master to wake, a new one in place 3 s into the freeze.
+ */
+function sentinelClient(config: Config, options: RedisOptions): Redis {
   const client = new Redis(options);
-  // a command-line run lasts less than a failover
-  if (purpose === 'cli') return client;
   const { password, tls } = urlAuth(config.redisUrl);
   return followSwitches(client, { sentinels: config.redisSentinels, name: config.redisSentinelName, ...(password ? { password } : {}), ...(tls ? { tls } : {}) });
 }
@@ -283,7 +286,12 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_BOUND_MS} ms`)), CONNECT_BOUND_MS);
     });
-    await Promise.race([client.connect().then(() => client.ping()), timeout]);
+    const connected = client.connect().catch((err: unknown) => {
+      // let go of on a Sentinel switch before it was ready: it reconnects to the new master
+      // by itself, and the ping below is answered there
+      if (!(client instanceof Redis && letGoOnSwitch(client) && client.status === 'reconnecting')) throw err;
+    });
+    await Promise.race([connected.then(() => client.ping()), timeout]);
   } catch (err) {
     // connected and never answered: a Redis that hangs (stopped, stalled, or a master failing over)
     const hung = client instanceof Redis && client.status === 'connect' && !lastErrors.has(client);
@@ -333,5 +341,5 @@ function newBullConnection(config: Config, purpose: ConnectionPurpose): Redis | 
     });
   }
   const sentinel = sentinelOptions(config, purpose);
-  return sentinel ? sentinelClient(config, purpose, { ...options, ...sentinel }) : new Redis(config.redisUrl, options);
+  return sentinel ? sentinelClient(config, { ...options, ...sentinel }) : new Redis(config.redisUrl, options);
 }

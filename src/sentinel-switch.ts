@@ -7,7 +7,10 @@
  * hung, a new master in place: a 20 s freeze stopped every registration for
  * 20.1 s (test/ha/sentinel-freeze.ha.test.ts). Here each process listens to
  * every Sentinel's `+switch-master` for its master, once, and reconnects its
- * long-lived connections, which then ask the Sentinels for the master again.
+ * connections (a command-line run's too), which then ask the Sentinels for the
+ * master again. Each is dropped at once, as a network failure would drop it:
+ * ending it gracefully (ioredis's disconnect) waited 2 s more for the hung
+ * master to close its side.
  *
  * ioredis's own `failoverDetector` does this per connection, but in 6.0.0 a
  * switch that arrives while a connection is already reconnecting (the master
@@ -32,8 +35,20 @@ export interface SentinelSwitchOptions {
   tls?: object;
 }
 
-/** The process's one listener per master name (processes each hold a few long-lived connections). */
+/** The process's one listener per master name (processes each hold a few connections). */
 const switches = new Map<string, SentinelSwitch>();
+
+/** Connections let go of on a switch: they reconnect by themselves, to the new master. */
+const letGo = new WeakSet<Redis>();
+
+/**
+ * Whether a switch let `client` go (sentinel-switch.ts): a connection closed so before it
+ * was ready reconnects to the new master by itself, and a command queued meanwhile is
+ * answered there. ioredis's connect() rejects on that close all the same.
+ */
+export function letGoOnSwitch(client: Redis): boolean {
+  return letGo.has(client);
+}
 
 /** `client` (and the connections BullMQ duplicates from it) follows a switch of its master. */
 export function followSwitches<T extends Redis>(client: T, opts: SentinelSwitchOptions): T {
@@ -100,7 +115,11 @@ export class SentinelSwitch {
       if (client.status !== 'ready' && client.status !== 'connect') continue;
       const stream = client.stream;
       if (stream && stream.remoteAddress === host && String(stream.remotePort) === port) continue;
-      client.disconnect(true);
+      letGo.add(client);
+      // destroyed, not ended: ioredis waits `disconnectTimeout` (2 s) for the peer to close an
+      // ended socket, and a hung master never does; ioredis then reconnects as after any drop
+      if (stream) stream.destroy();
+      else client.disconnect(true);
     }
   }
 
