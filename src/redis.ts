@@ -198,7 +198,7 @@ function createClient(config: Config, purpose: ConnectionPurpose): RedisClient {
  * A connection through the Sentinels, which also leaves a hung master on a switch
  * (sentinel-switch.ts). A command-line run too: one started while the master hung was
  * given that master by the Sentinels, and gave up after 10 s (connectChecked) or waited
- * for the old master to wake, a new one in place 3 s into the freeze.
+ * for it to wake, even once the Sentinels had promoted another.
  */
 function sentinelClient(config: Config, options: RedisOptions): Redis {
   const client = new Redis(options);

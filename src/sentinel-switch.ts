@@ -42,9 +42,9 @@ const switches = new Map<string, SentinelSwitch>();
 const letGo = new WeakSet<Redis>();
 
 /**
- * Whether a switch let `client` go (sentinel-switch.ts): a connection closed so before it
- * was ready reconnects to the new master by itself, and a command queued meanwhile is
- * answered there. ioredis's connect() rejects on that close all the same.
+ * Whether a switch let `client` go: a connection closed so before it was ready
+ * reconnects to the new master by itself, and a command queued meanwhile is answered
+ * there. ioredis's connect() rejects on that close all the same.
  */
 export function letGoOnSwitch(client: Redis): boolean {
   return letGo.has(client);
