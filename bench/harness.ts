@@ -269,18 +269,24 @@ export function peakRssMb(pids: number[]): number {
   return round(peak, 1);
 }
 
+/** A process's user and system CPU so far (ms), from /proc/<pid>/stat (fields 14 and 15; USER_HZ = 100). Throws when it is gone. */
+function processCpuMs(pid: number): { userMs: number; sysMs: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return { userMs: Number(fields[11]) * 10, sysMs: Number(fields[12]) * 10 };
+}
+
 /** CPU time (ms, user + system) the processes have used so far. */
 export function cpuMs(pids: number[]): number {
-  let ticks = 0;
+  let ms = 0;
   for (const pid of pids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+      const { userMs, sysMs } = processCpuMs(pid);
+      ms += userMs + sysMs;
     } catch {
       // gone
     }
   }
-  return ticks * 10; // USER_HZ = 100
+  return ms;
 }
 
 /**
@@ -292,9 +298,9 @@ export function schedStats(pids: number[]): { userMs: number; sysMs: number; vol
   const total = { userMs: 0, sysMs: 0, voluntary: 0, involuntary: 0 };
   for (const pid of pids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      total.userMs += Number(fields[11]) * 10;
-      total.sysMs += Number(fields[12]) * 10;
+      const { userMs, sysMs } = processCpuMs(pid);
+      total.userMs += userMs;
+      total.sysMs += sysMs;
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
         total.voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
