@@ -17,12 +17,12 @@
  * to weigh a change to a script before it goes in. SCRIPT_COST_ROUNDS (default 8)
  * rounds; each figure is the median of the rounds.
  */
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/dev/redis-server.js';
 import { sellerKeys, uploadKeys } from '../src/keys.js';
-import { PACKAGE_ROOT } from '../src/paths.js';
+import { LUA_DIR } from '../src/paths.js';
+import { luaSourceIn } from '../src/redis.js';
 import { median } from './harness.js';
 
 const SELLERS = 200;
@@ -31,18 +31,13 @@ const ROWS = 50;
 const BATCH = 32;
 const RULE = { limit: 50, windowMs: 2000, guardMs: 100, holdMs: 30_000 };
 const ROUNDS = Math.max(1, Number(process.env.SCRIPT_COST_ROUNDS ?? 8) || 8);
-const DIRS = (process.env.SCRIPT_COST_LUA?.split(',') ?? [join(PACKAGE_ROOT, 'lua')]).map((d) => resolve(d));
+const DIRS = (process.env.SCRIPT_COST_LUA?.split(',') ?? [LUA_DIR]).map((d) => resolve(d));
 
 const NS = 'script-cost';
 const QUEUE = `{${NS}}:registrations`;
 const ACTIVE = `${QUEUE}:active`;
 const JOB_PREFIX = `${QUEUE}:`;
 const TOKEN = 'worker-token';
-
-/** A script's text with its `--#include lib/x.lua` lines replaced, as src/redis.ts loads it. */
-function luaSource(dir: string, file: string): string {
-  return readFileSync(join(dir, file), 'utf8').replace(/^--#include (\S+)$/gm, (_, lib: string) => luaSource(dir, lib));
-}
 
 interface Shas {
   permitNext: string;
@@ -115,8 +110,8 @@ async function main(): Promise<void> {
     const shas: Shas[] = [];
     for (const dir of DIRS) {
       shas.push({
-        permitNext: (await redis.script('LOAD', luaSource(dir, 'permit-next.lua'))) as string,
-        completeSend: (await redis.script('LOAD', luaSource(dir, 'complete-send.lua'))) as string,
+        permitNext: (await redis.script('LOAD', luaSourceIn(dir, 'permit-next.lua'))) as string,
+        completeSend: (await redis.script('LOAD', luaSourceIn(dir, 'complete-send.lua'))) as string,
       });
     }
     const figures: Figures[][] = DIRS.map(() => []);

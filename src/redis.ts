@@ -70,13 +70,21 @@ const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefine
   poolPresence: { file: 'pool-presence.lua', keys: 1 },
 };
 
+/**
+ * A script's text as Redis runs it: each `--#include lib/x.lua` line replaced by that file
+ * (Redis scripts cannot load modules). `dir` is laid out as lua/ (the bench compares copies).
+ */
+export function luaSourceIn(dir: string, file: string): string {
+  return readFileSync(join(dir, file), 'utf8').replace(/^--#include (\S+)$/gm, (_, lib: string) => luaSourceIn(dir, lib));
+}
+
 let scriptSource: Map<string, string> | undefined;
-/** A script's text, with each `--#include lib/x.lua` line replaced by that file (Redis scripts cannot load modules). */
+/** A script of lua/, read once per process. */
 function luaSource(file: string): string {
   scriptSource ??= new Map();
   let lua = scriptSource.get(file);
   if (lua === undefined) {
-    lua = readFileSync(join(LUA_DIR, file), 'utf8').replace(/^--#include (\S+)$/gm, (_, lib: string) => luaSource(lib));
+    lua = luaSourceIn(LUA_DIR, file);
     scriptSource.set(file, lua);
   }
   return lua;
