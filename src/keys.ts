@@ -70,6 +70,12 @@ export function uploadKeys(ns: string, sellerId: string, uploadId: string, home:
     rows: `${base}:rows`,
     /** string: JSON of the invalid rows and the sheet's rows as uploaded (for reports) */
     sheet: `${base}:sheet`,
+    /**
+     * string, while a producer adds the upload's rows (a first upload, or the cancelled
+     * rows of an upload sent again): no row of it is judged lost meanwhile (upload/lost-rows.ts).
+     * Its TTL (ENQUEUE_GRACE_MS) runs on Redis's clock and ends a producer that died.
+     */
+    enqueuing: `${base}:enqueuing`,
   };
 }
 

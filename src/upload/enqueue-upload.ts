@@ -17,6 +17,7 @@ import { pinHome } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
 import { bringRowsForward, configuredRule, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
+import { ENQUEUE_GRACE_MS } from './lost-rows.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
   return createHash('sha256').update(`${sellerId}\n${fileSha256}`).digest('hex').slice(0, 24);
@@ -56,9 +57,15 @@ export async function enqueueUpload(
   const limiterKeys = sellerKeys(ns, sellerId, home);
 
   if ((await redis.hget(keys.upload, 'enqueued')) === '1') {
-    // the same file after a cancel: exactly its cancelled rows go again (steering/cancel.ts)
+    // the same file after a cancel: exactly its cancelled rows go again (steering/cancel.ts).
+    // From the moment their outcomes are cleared until their jobs are back, status must not
+    // take them for lost: the `enqueuing` key says rows are being added
+    await redis.set(keys.enqueuing, '1', 'PX', ENQUEUE_GRACE_MS);
     const again = new Set(await reopenCancelled(redis, config, sellerId, uploadId, queues));
-    if (again.size === 0) return { uploadId, enqueued: 0, alreadyUploaded: true };
+    if (again.size === 0) {
+      await redis.del(keys.enqueuing);
+      return { uploadId, enqueued: 0, alreadyUploaded: true };
+    }
     const queue = (await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix;
     const rows = sheet.valid.filter((r) => again.has(r.row));
     const [first, rule] = await Promise.all([
@@ -66,7 +73,7 @@ export async function enqueueUpload(
       redis.get(limiterKeys.rule),
     ]);
     await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule }, uploadId, rows, first);
-    await Promise.all([first.recorded, redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
+    await Promise.all([first.recorded, redis.del(keys.enqueuing), redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
 
@@ -85,6 +92,8 @@ export async function enqueueUpload(
       })
       .expire(keys.upload, retention)
       .set(keys.sheet, storedSheet(sheet), 'EX', retention)
+      // until the rows are all in the queue, none is judged lost (upload/lost-rows.ts)
+      .set(keys.enqueuing, '1', 'PX', ENQUEUE_GRACE_MS)
       .exec(),
     reservePriorities({ redis, queuePrefix: prefix, ns, retentionS: retention }, sellerId, sheet.valid.length, home),
     // the seller's rule in force, which its rows beyond the first window are deferred by
@@ -101,7 +110,7 @@ export async function enqueueUpload(
   await addRows(deps, prefix, { sellerId, home, keys: limiterKeys, rule }, uploadId, sheet.valid, first);
   // every row is in its queue: the upload is marked enqueued, and the pool tells
   // UPLOAD_WEBHOOK_URL once it is finished (steering/webhooks.ts), which reads only its counts
-  await Promise.all([first.recorded, redis.hset(keys.upload, 'enqueued', 1), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
+  await Promise.all([first.recorded, redis.multi().hset(keys.upload, 'enqueued', 1).del(keys.enqueuing).exec(), redis.zadd(unnotifiedKey(ns), createdAt, uploadId)]);
   return { uploadId, enqueued: sheet.valid.length, alreadyUploaded: false, queuePrefix: prefix };
 }
 

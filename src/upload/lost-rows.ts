@@ -33,18 +33,27 @@ export async function openRows(
   return { open: valid.filter((_, i) => outcomes[i] === null), jobKey };
 }
 
-/** An upload still being enqueued may lack jobs for a moment: only judged after this long (ms). */
+/**
+ * An upload still being enqueued may lack jobs for a moment: only judged after this long (ms).
+ * The producer's `enqueuing` key lives this long at most (keys.ts).
+ */
 export const ENQUEUE_GRACE_MS = 60_000;
 
 /**
  * The row numbers of an unfinished upload that no job will ever finish.
  * Read-only; one pipeline of EXISTS on the queue's hash tag (one slot on a cluster).
+ * While a producer adds rows (its `enqueuing` key, whose TTL runs on Redis's clock), none
+ * is lost. An upload a producer never marked enqueued is otherwise judged once it is
+ * ENQUEUE_GRACE_MS old by this host's clock: a host behind the producer's only judges it
+ * later, since the key already covered the producer's own grace.
  * @param ns the key namespace (namespaceOf(QUEUE_PREFIX))
- * @param nowMs the host's clock, to tell an upload still being enqueued
+ * @param nowMs the host's clock
  */
 export async function lostRows(redis: RedisClient, config: Config, ns: string, sellerId: string, uploadId: string, nowMs: number): Promise<number[]> {
   const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
-  const [enqueued, createdAt] = await redis.hmget(keys.upload, 'enqueued', 'createdAt');
+  const [[, enqueuing], [, fields]] = (await redis.multi().exists(keys.enqueuing).hmget(keys.upload, 'enqueued', 'createdAt').exec()) as [[null, number], [null, Array<string | null>]];
+  if (enqueuing === 1) return [];
+  const [enqueued, createdAt] = fields;
   if (enqueued !== '1' && nowMs - Number(createdAt ?? nowMs) < ENQUEUE_GRACE_MS) return [];
   const { open, jobKey } = await openRows(redis, config, ns, sellerId, uploadId);
   if (open.length === 0) return [];

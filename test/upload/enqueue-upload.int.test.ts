@@ -20,6 +20,8 @@ import { limitsCommand } from '../../src/cli/limits.js';
 import { announceRule, setLimit } from '../../src/rate-limit/seller-limits.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { loadedSheetOf } from '../helpers/uploads.js';
+import { lostRows } from '../../src/upload/lost-rows.js';
+import type { LoadedSheet } from '../../src/excel/load-sheet.js';
 
 let server: TestRedis;
 let config: Config;
@@ -193,5 +195,74 @@ describe('enqueueUpload', () => {
     await enqueueUpload(deps, 'D4', loadedSheetOf('D4', 250));
     expect(await queue.getDelayedCount()).toBe(150);
     expect(await redis.scard(sellerKeys(ns, 'D4').deferred)).toBe(150);
+  });
+});
+
+describe('lost rows while a producer adds them', () => {
+  /** A sheet whose stored rows status reads (loadedSheetOf keeps none). */
+  const sheetOf = (seller: string, count: number): LoadedSheet => {
+    const sheet = loadedSheetOf(seller, count);
+    return { ...sheet, raw: sheet.valid.map(({ row }) => ({ row, values: {}, extra: {} })) };
+  };
+
+  /** Runs the upload with its second addBulk held until `release`; `during` runs while it is held. */
+  async function heldUpload(seller: string, sheet: LoadedSheet, during: (uploadId: string) => Promise<void>) {
+    const deps = await onEmptyQueue();
+    const addBulk = queue.addBulk.bind(queue);
+    let calls = 0;
+    let held!: (uploadId: string) => void;
+    const reached = new Promise<string>((resolve) => { held = resolve; });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const spy = vi.spyOn(queue, 'addBulk').mockImplementation(async (jobs) => {
+      if (++calls === 2) {
+        held(jobs[0]!.data.uploadId);
+        await released;
+      }
+      return addBulk(jobs);
+    });
+    try {
+      const upload = enqueueUpload(deps, seller, sheet);
+      await during(await reached);
+      release();
+      return await upload;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("judges no row lost until every row is in the queue, whatever the reader's clock, and leaves no key behind", async () => {
+    const ns = namespaceOf(config.queuePrefix);
+    const sheet = sheetOf('L1', 250);
+    const result = await heldUpload('L1', sheet, async (uploadId) => {
+      // the reader's clock 10 minutes ahead of the producer's: its grace alone would be long over
+      expect(await lostRows(redis, config, ns, 'L1', uploadId, Date.now() + 600_000)).toEqual([]);
+      expect(await redis.exists(uploadKeys(ns, 'L1', uploadId).enqueuing)).toBe(1);
+    });
+    expect(result.enqueued).toBe(250);
+    expect(await redis.exists(uploadKeys(ns, 'L1', result.uploadId).enqueuing)).toBe(0);
+    expect(await lostRows(redis, config, ns, 'L1', result.uploadId, Date.now() + 600_000)).toEqual([]);
+    // a producer that died leaves its rows to be judged: here the jobs of the rows are gone
+    await queue.obliterate({ force: true });
+    expect(await lostRows(redis, config, ns, 'L1', result.uploadId, Date.now())).toHaveLength(250);
+  });
+
+  it('judges no cancelled row lost while the same file sent again adds it back', async () => {
+    const ns = namespaceOf(config.queuePrefix);
+    const sheet = sheetOf('L2', 250);
+    const first = await enqueueUpload(await onEmptyQueue(), 'L2', sheet);
+    // every row cancelled before it was sent, as cancel leaves them (steering/cancel.ts)
+    const keys = uploadKeys(ns, 'L2', first.uploadId);
+    await queue.obliterate({ force: true });
+    await redis.hset(keys.upload, 'cancelledAt', Date.now(), 'cancelled', 250);
+    await redis.hset(keys.rows, Object.fromEntries(sheet.valid.map(({ row }) => [row, JSON.stringify({ status: 'cancelled' })])));
+    const again = await heldUpload('L2', sheet, async (uploadId) => {
+      expect(uploadId).toBe(first.uploadId);
+      expect(await redis.hlen(keys.rows)).toBe(0);
+      expect(await lostRows(redis, config, ns, 'L2', uploadId, Date.now())).toEqual([]);
+    });
+    expect(again).toMatchObject({ enqueued: 250, alreadyUploaded: true });
+    expect(await redis.exists(keys.enqueuing)).toBe(0);
+    expect(await lostRows(redis, config, ns, 'L2', first.uploadId, Date.now())).toEqual([]);
   });
 });
