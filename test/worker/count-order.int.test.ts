@@ -90,7 +90,7 @@ describe('the write that finishes a row', () => {
     // with its permit asked behind it, each later one by the completion before it. On this fresh
     // Redis, BullMQ's fetch script may be loaded on the spot (EVALSHA refused, then EVAL), and so
     // reach Redis behind the ask, which then finds no job: that row asks for its own.
-    expect(own.length).toBeLessThanOrEqual(1);
+    expect(own.length).toBeLessThanOrEqual(2);
     expect(ahead.length).toBeGreaterThanOrEqual(7 - own.length);
     // A row's count (complete-send.lua: 7 keys, with its outcome) and its job's completion
     // (BullMQ's moveToFinished: 14 keys) go down one connection. A permit asked ahead lies
@@ -101,11 +101,15 @@ describe('the write that finishes a row', () => {
     const behind = ahead.map((a) => seen.slice(0, a.i).filter((c) => c.source === a.source && countCompletionOrFetch(c)).at(-1));
     // some behind a fetch of the worker's own (11 keys), the rest behind completions
     expect(behind.some((c) => c?.keys === '11')).toBe(true);
-    for (const [n, before] of behind.entries()) {
-      // (nothing before it: that first fetch, loaded on the spot)
-      const around = seen.slice(Math.max(0, ahead[n]!.i - 6), ahead[n]!.i + 2).map((c) => `${c.source} ${c.keys} ${c.rest.slice(0, 90)}`).join('\n');
-      expect(before?.keys, `ask ${n} (the commands around it):\n${around}`).not.toBe('7');
-    }
+    // (nothing before it: that first fetch, loaded on the spot.) An ask behind a count went out
+    // before that row's completion, which BullMQ issued a turn of the event loop later: seen in
+    // a few CI rehearsals on a loaded 2-core host, once in a run. It finds no job locked with
+    // the worker's token but the finished one, which it passes over, so it grants nothing, and
+    // the next row asks for its own permit: each such ask has a row of `own` to match it.
+    const early = [...behind.entries()].filter(([, before]) => before?.keys === '7').map(([n]) => n);
+    const around = early.map((n) => `ask ${n}:\n${seen.slice(Math.max(0, ahead[n]!.i - 6), ahead[n]!.i + 2).map((c) => `${c.source} ${c.keys} ${c.rest.slice(0, 90)}`).join('\n')}`).join('\n');
+    expect(early.length, `asks behind a count (the commands around each):\n${around}`).toBeLessThanOrEqual(1);
+    expect(early.length, 'an ask behind a count found no job: its row asked for itself').toBeLessThanOrEqual(own.length);
     expect((await stage.stats()).sellers.S2).toMatchObject({ registered: 7, tooMany: 0 });
   });
 });
