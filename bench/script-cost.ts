@@ -21,6 +21,7 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/dev/redis-server.js';
 import { sellerKeys, uploadKeys } from '../src/keys.js';
+import { ANSWER_SAMPLE_EVERY } from '../src/rate-limit/limiter.js';
 import { LUA_DIR } from '../src/paths.js';
 import { luaSourceIn } from '../src/redis.js';
 import { median } from './harness.js';
@@ -93,7 +94,7 @@ async function round(redis: Redis, shas: Shas, tag: string): Promise<Figures> {
         const u = uploadKeys(NS, seller, upload);
         completions.evalsha(shas.completeSend, 7, k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
           `${upload}:${row}`, sendId, row, 'registered', '{"status":"registered","productId":"P1"}',
-          RULE.limit, RULE.windowMs, RULE.guardMs, 3600, 1, slot, sampled++ % 8 === 0 ? 1 : 0, 2, 0);
+          RULE.limit, RULE.windowMs, RULE.guardMs, 3600, 1, slot, sampled++ % ANSWER_SAMPLE_EVERY === 0 ? 1 : 0, 2, 0);
       });
       for (const [err] of (await completions.exec()) ?? []) if (err) throw err;
       completeUs += (await evalshaUsec(redis)) - between;
