@@ -36,7 +36,7 @@ import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
 import { readGrants } from './grant-trace.js';
 import {
-  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, say, scenario, sleep, startProducer,
+  BENCH_DIR, Bench, LIMITERS, PROCESSES, ROUNDS, RULE, SCENARIOS, commandCalls, median, optimum, round, runMain, say, scenario, sleep, startProducer,
   type Ctx, type ScenarioResult,
 } from './harness.js';
 
@@ -470,10 +470,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    process.stderr.write(`bench failed: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runMain('bench', main);

@@ -475,3 +475,14 @@ export async function startProducer(plan: ProducerPlan): Promise<{ go: () => Pro
     },
   };
 }
+
+/** Runs a bench script's main and exits: 0 when it is done, 1 with one line naming the script when it fails. */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: Error) => {
+      process.stderr.write(`${name} failed: ${err.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -11,6 +11,7 @@ import { startRedisServer } from '../src/dev/redis-server.js';
 import { loadConfig } from '../src/config.js';
 import { createRedis } from '../src/redis.js';
 import { SellerLimiter } from '../src/rate-limit/limiter.js';
+import { runMain } from './harness.js';
 
 const CALLS = 20_000;
 const WARM = 2_000;
@@ -47,10 +48,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    process.stderr.write(`round-trip failed: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runMain('round-trip', main);

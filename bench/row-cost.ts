@@ -21,7 +21,7 @@ import { freePort, startRedisServer } from '../src/dev/redis-server.js';
 import { MockRegistrationApi } from '../src/mock-api/server.js';
 import { QueueSet } from '../src/queue.js';
 import { enqueueUpload } from '../src/upload/enqueue-upload.js';
-import { Bench, bareJobs, cpuMs, median, redisNodes, sheetOf, sleep, type Ctx } from './harness.js';
+import { Bench, bareJobs, cpuMs, median, redisNodes, runMain, sheetOf, sleep, type Ctx } from './harness.js';
 
 const SELLERS = 100;
 const ROWS = 50;
@@ -134,10 +134,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    process.stderr.write(`row-cost failed: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runMain('row-cost', main);

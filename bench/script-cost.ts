@@ -24,7 +24,7 @@ import { sellerKeys, uploadKeys } from '../src/keys.js';
 import { ANSWER_SAMPLE_EVERY } from '../src/rate-limit/limiter.js';
 import { LUA_DIR } from '../src/paths.js';
 import { luaSourceIn } from '../src/redis.js';
-import { median } from './harness.js';
+import { median, runMain } from './harness.js';
 
 const SELLERS = 200;
 const ROWS = 50;
@@ -137,10 +137,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    process.stderr.write(`script-cost failed: ${err.message}\n`);
-    process.exit(1);
-  },
-);
+runMain('script-cost', main);
