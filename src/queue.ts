@@ -26,9 +26,10 @@ export interface RegistrationJob {
    */
   attributes?: Record<string, string>;
   /**
-   * When the row's first attempt without a usable answer was granted (Redis ms), set
-   * then and kept across its retries: its last attempt fails only when the API has
-   * answered another row since (steering/outage.ts).
+   * When the row's first call without a usable answer was granted (Redis ms), set
+   * then and kept across its retries and outage holds: its last attempt fails only
+   * when the API has answered another row since (steering/outage.ts), and a cancel
+   * does not call the row unsent (steering/cancel.ts, cancelDetailOf).
    */
   failingSince?: number;
 }

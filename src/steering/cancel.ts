@@ -1,6 +1,8 @@
 /**
  * Cancelling an upload (cli.md "Steering uploads"): its rows not yet sent end
- * `cancelled`; a row whose call is in flight ends as its answer says.
+ * `cancelled`; a row whose call is in flight ends as its answer says. A row
+ * waiting to be sent again after a call that got no answer ends `cancelled` too,
+ * with a reason that says the marketplace may have it (cancelDetailOf).
  *
  * - `cancelledAt` on the upload's hash and `cancel:<uploadId>` (ms) in the steering hash (steer-key.ts):
  *   every worker process reads the set with the pauses (PauseWatch, every
@@ -35,6 +37,26 @@ export async function sellerOfUpload(redis: RedisClient, ns: string, uploadId: s
 }
 
 export const cancelDetail = { status: 'cancelled', outcome: 'cancelled', reason: 'cancelled before it was sent' } as const;
+
+/**
+ * A row cancelled after a call of it left and no usable answer came back (a timeout,
+ * a dropped connection, a 5xx, or a worker that died mid-call): the marketplace may
+ * have registered it, and no call may leave to ask. Sending the same file again asks,
+ * under the row's own key.
+ */
+export const cancelAfterCallDetail = {
+  status: 'cancelled', outcome: 'cancelled',
+  reason: 'cancelled after a call that got no answer: the marketplace may have registered it (upload the file again to find out; nothing is registered twice)',
+} as const;
+
+/**
+ * How a cancelled row is told: a row whose call may have left (`failingSince` is set
+ * once a call got no usable answer; a stalled job was held by a worker that stopped,
+ * maybe mid-call) is not said to be unsent.
+ */
+export function cancelDetailOf(job: { data: { failingSince?: number }; stalledCounter?: number }): typeof cancelDetail | typeof cancelAfterCallDetail {
+  return job.data.failingSince !== undefined || (job.stalledCounter ?? 0) > 0 ? cancelAfterCallDetail : cancelDetail;
+}
 
 /**
  * Cancels the upload. Returns undefined for an unknown upload, else how many rows
@@ -81,7 +103,7 @@ export async function cancelUpload(
       }
       const counts = await limiter.complete(
         { sellerId, uploadId, row, member: rowMember(uploadId, row), sendId: '' },
-        { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
+        { outcome: 'cancelled', detail: cancelDetailOf(job), wantNextPermit: false },
         config.uploadRetentionS,
       );
       if (counts.counted) removed++;

@@ -30,7 +30,7 @@ import type { SellerTokens } from '../registration/tokens.js';
 import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
-import { cancelDetail } from '../steering/cancel.js';
+import { cancelDetailOf } from '../steering/cancel.js';
 import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
@@ -196,13 +196,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   /** The upload was cancelled: the row is counted cancelled and sends nothing. */
   async function cancelRow(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<ProcessResult> {
     const { sellerId, uploadId, row } = job.data;
+    const detail = cancelDetailOf(job);
     const counts = await limiter.complete(
       { sellerId, home: homeOfJob(job), uploadId, row, member: rowMember(uploadId, row), sendId: granted?.permit.granted ? granted.sendId : '', unsent: true },
-      { outcome: 'cancelled', detail: cancelDetail, wantNextPermit: false },
+      { outcome: 'cancelled', detail, wantNextPermit: false },
       deps.uploadRetentionS,
     );
     if (counts.counted) log.debug({ sellerId, uploadId, row }, 'upload cancelled: row not sent');
-    return { outcome: 'cancelled', reason: cancelDetail.reason };
+    return { outcome: 'cancelled', reason: detail.reason };
   }
 
   /**
@@ -385,9 +386,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const answered = outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid' || outcome.kind === 'unauthorized';
     const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
     // an adapter fault says nothing of the API; anything else answered is a usable answer
+    // a call that got no usable answer is kept in the job from its first on, whichever way the
+    // row goes: its last attempt is judged by it, and a cancel says the marketplace may have the row
+    const failingSince = job.data.failingSince ?? permit.redisNow;
+    const noteFailing = () => (job.data.failingSince === undefined ? job.updateData({ ...job.data, failingSince }).catch(() => undefined) : undefined);
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
+      await noteFailing();
       return hold(job, token, OUTAGE, true);
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
@@ -426,9 +432,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
-      const failingSince = job.data.failingSince ?? permit.redisNow;
-      // kept in the job from its first failing attempt on, whichever way this one goes
-      const noteFailing = () => (job.data.failingSince === undefined ? job.updateData({ ...job.data, failingSince }).catch(() => undefined) : undefined);
       if (attempt < deps.maxAttempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing();
