@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// A randomized trial of steering and faults (docs/operations.md, "A randomized trial"):
+// six sellers' sheets uploaded and uploaded again, uploads cancelled, sellers paused and
+// resumed (one or all), rules overridden, worker processes and the whole pool killed,
+// API outages, and an API that fails 3 % of calls and drops 2 % of answers, all at
+// random for CHAOS_DURATION_S seconds; then everything resumed and, once every upload is
+// done, each row's end checked against the mock API's own record:
+// - no 429 and no SKU sent under a second idempotency key (409);
+// - every upload done, registered + duplicate + failed + cancelled = total;
+// - a row registered here is registered at the API, and one registered at the API is
+//   registered here, or cancelled with a reason that says the marketplace may have it;
+// - every failed row failed for its category (the API refuses C0139), none for an outage;
+// - no stack trace in the pool's output.
+//   node scripts/chaos-trial.mjs [SEED ...]     (CHAOS_DURATION_S, default 60; `npm run build` first)
+// Each seed starts its own redis-server, mock API and pool of 6 processes. Exit 1 when a
+// seed finds a problem.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { MockRegistrationApi } from '../dist/src/mock-api/server.js';
+import { ENGLISH_HEADERS, buildSheet, productRows, sampleProducts } from '../dist/src/fixtures/build-sheet.js';
+import { loadConfig } from '../dist/src/config.js';
+import { readStatus, statusJson } from '../dist/src/progress/status.js';
+import { readReportRows } from '../dist/src/report/upload-report.js';
+import { defineCommands } from '../dist/src/redis.js';
+import { startRedisServer } from '../dist/src/dev/redis-server.js';
+import { PACKAGE_ROOT } from '../dist/src/paths.js';
+
+const BIN = join(PACKAGE_ROOT, 'bin', 'bulk-register.js');
+
+const DURATION_MS = (Number(process.env.CHAOS_DURATION_S ?? 60) || 60) * 1000;
+const RULE = { max: 15, windowMs: 2000 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function trial(seed) {
+  let state = seed;
+  const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const pick = (list) => list[Math.floor(random() * list.length)];
+  const t0 = Date.now();
+  const say = (line) => console.log(`  [${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}`);
+
+  const redisServer = await startRedisServer();
+  const api = new MockRegistrationApi({
+    limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 20, max: 120 }, pathLatencyMs: { min: 2, max: 10 },
+    failRate: 0.03, dropRate: 0.02, invalidCategories: ['C0139'],
+  });
+  const port = await api.listen(0);
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME, LOG_PRETTY: '0', LOG_LEVEL: 'info', METRICS_PORT: '0',
+    REDIS_URL: redisServer.url, REGISTRATION_API_URL: `http://127.0.0.1:${port}`, QUEUE_PREFIX: '{chaos}',
+    RATE_LIMIT_MAX: String(RULE.max), RATE_LIMIT_WINDOW_MS: String(RULE.windowMs), RATE_LIMIT_GUARD_MS: '100',
+    API_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '3000', LOCK_DURATION_MS: '3000',
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'chaos-trial-'));
+  const cli = (args) => new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+  let pool;
+  let poolOutput = '';
+  const startPool = () => {
+    pool = spawn(process.execPath, [BIN, 'workers', '--processes', '6'], { env });
+    pool.stdout.on('data', (d) => (poolOutput += d));
+    pool.stderr.on('data', (d) => (poolOutput += d));
+  };
+  const sellers = ['A', 'B', 'C', 'D', 'E', 'F'].map((x) => `S${x}${seed}`);
+  const sheets = [];
+  for (const seller of sellers) {
+    for (const part of [1, 2]) {
+      const file = join(dir, `${seller}-${part}.xlsx`);
+      writeFileSync(file, await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts(`${seller}p${part}`, 20 + Math.floor(random() * 70)))));
+      sheets.push({ seller, file });
+    }
+  }
+  const uploads = new Set();
+  const problems = [];
+  startPool();
+  try {
+    const end = Date.now() + DURATION_MS;
+    while (Date.now() < end) {
+      const r = random();
+      if (r < 0.3) {
+        const { seller, file } = pick(sheets);
+        const res = await cli(['upload', file, '--seller', seller, '--json']);
+        const up = res.out ? JSON.parse(res.out) : {};
+        if (up.uploadId) uploads.add(up.uploadId);
+        if (res.code !== 0) problems.push(`upload ${seller} exited ${res.code}: ${res.err.trim()}`);
+        say(`upload ${seller} -> ${up.uploadId}, ${up.enqueued} enqueued`);
+      } else if (r < 0.42 && uploads.size > 0) {
+        const id = pick([...uploads]);
+        say(`cancel ${id} -> ${(await cli(['cancel', '--upload', id])).code}`);
+      } else if (r < 0.55) {
+        const seller = pick(sellers);
+        say(`pause ${seller} -> ${(await cli(['pause', '--seller', seller, '--reason', 'trial'])).code}`);
+      } else if (r < 0.68) {
+        const seller = pick(sellers);
+        say(`resume ${seller} -> ${(await cli(['resume', '--seller', seller])).code}`);
+      } else if (r < 0.72) {
+        say(`pause --all -> ${(await cli(['pause', '--all'])).code}`);
+      } else if (r < 0.78) {
+        say(`resume --all -> ${(await cli(['resume', '--all'])).code}`);
+      } else if (r < 0.83) {
+        // at most the API's own rule: an override above it is the operator's 429s, not the pool's
+        const seller = pick(sellers);
+        const max = pick([5, 10, RULE.max]);
+        say(`limits set ${seller} ${max} -> ${(await cli(['limits', 'set', seller, String(max)])).code}`);
+      } else if (r < 0.88) {
+        let children = [];
+        try {
+          children = execFileSync('pgrep', ['-P', String(pool.pid)]).toString().trim().split('\n').filter(Boolean);
+        } catch {
+          // none yet
+        }
+        if (children.length > 0) {
+          const pid = Number(pick(children));
+          process.kill(pid, 'SIGKILL');
+          say(`SIGKILL worker process ${pid}`);
+        }
+      } else if (r < 0.92) {
+        const signal = pick(['SIGTERM', 'SIGKILL']);
+        const stopped = new Promise((resolve) => pool.once('exit', resolve));
+        pool.kill(signal);
+        await stopped;
+        // a killed supervisor's processes notice within seconds and exit
+        if (signal === 'SIGKILL') await sleep(3000);
+        startPool();
+        say(`pool stopped by ${signal} and started again`);
+      } else {
+        const ms = 500 + Math.floor(random() * 3000);
+        api.setOutage(true);
+        await sleep(ms);
+        api.setOutage(false);
+        say(`API outage of ${ms} ms`);
+      }
+      await sleep(100 + random() * 1200);
+    }
+
+    for (const seller of sellers) await cli(['limits', 'reset', seller]);
+    await cli(['resume', '--all']);
+    const waited = await Promise.race([cli(['status', '--wait', '--json']), sleep(300_000).then(() => undefined)]);
+    if (!waited) problems.push('status --wait did not return within 5 minutes');
+
+    const redis = defineCommands(new Redis(env.REDIS_URL));
+    try {
+      const config = loadConfig(env);
+      const status = statusJson(await readStatus(redis, config));
+      const totals = api.statsSnapshot().totals;
+      if (totals.tooMany > 0) problems.push(`${totals.tooMany} × 429`);
+      if (totals.duplicates > 0) problems.push(`${totals.duplicates} SKUs sent under a second key (409)`);
+      const atApi = new Set([...api.byKey].filter(([, v]) => v.status === 201).map(([k]) => k.slice(k.indexOf('\n') + 1)));
+      let registered = 0;
+      let mayHave = 0;
+      for (const upload of status.uploads) {
+        const ended = upload.registered + upload.duplicate + upload.failed + (upload.cancelled ?? 0);
+        if (!upload.done || upload.pending !== 0 || ended !== upload.total) problems.push(`upload ${upload.uploadId} not ended: ${JSON.stringify(upload)}`);
+        for (const row of (await readReportRows(redis, config, upload.uploadId)).rows) {
+          const key = `${upload.uploadId}:${row.row}`;
+          if (row.status === 'registered') {
+            registered++;
+            if (!atApi.has(key)) problems.push(`${key} registered here, not at the API`);
+          } else if (atApi.has(key)) {
+            if (row.status === 'cancelled' && /may have registered/.test(row.reason ?? '')) mayHave++;
+            else problems.push(`${key} registered at the API, ${row.status} here (${row.reason})`);
+          }
+          if (row.status === 'failed' && !/C0139/.test(row.reason ?? '')) problems.push(`${key} failed: ${row.reason}`);
+        }
+      }
+      if (registered + mayHave !== atApi.size) problems.push(`${registered} rows registered here (${mayHave} more cancelled that the API may have), ${atApi.size} at the API`);
+      if (/\n\s+at /.test(poolOutput)) problems.push('a stack trace in the pool\'s output');
+      const cancelled = status.uploads.reduce((n, u) => n + (u.cancelled ?? 0), 0);
+      console.log(`seed ${seed}: ${status.uploads.length} uploads, ${status.uploads.reduce((n, u) => n + u.total, 0)} rows: ${registered} registered, ${cancelled} cancelled (${mayHave} of them registered at the API, said so); API ${totals.requests} requests, ${totals.replays} replays, ${totals.tooMany} × 429`);
+    } finally {
+      redis.disconnect();
+    }
+  } finally {
+    try {
+      execFileSync('pkill', ['-KILL', '-P', String(pool.pid)]);
+    } catch {
+      // none left
+    }
+    pool.kill('SIGKILL');
+    await api.close();
+    await redisServer.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  for (const p of problems) console.log(`  problem: ${p}`);
+  return problems.length === 0;
+}
+
+const seeds = process.argv.slice(2).map(Number).filter(Number.isFinite);
+let ok = true;
+for (const seed of seeds.length > 0 ? seeds : [Date.now() % 100_000]) ok = (await trial(seed)) && ok;
+process.exit(ok ? 0 : 1);
