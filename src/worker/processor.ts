@@ -385,11 +385,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // request may still reach it): the send's place is this moment (limiter.complete)
     const answered = outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid' || outcome.kind === 'unauthorized';
     const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
-    // an adapter fault says nothing of the API; anything else answered is a usable answer
     // a call that got no usable answer is kept in the job from its first on, whichever way the
     // row goes: its last attempt is judged by it, and a cancel says the marketplace may have the row
     const failingSince = job.data.failingSince ?? permit.redisNow;
     const noteFailing = () => (job.data.failingSince === undefined ? job.updateData({ ...job.data, failingSince }).catch(() => undefined) : undefined);
+    // an adapter fault says nothing of the API; anything else answered is a usable answer
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
