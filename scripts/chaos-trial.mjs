@@ -12,14 +12,19 @@
 // - every failed row failed for its category (the API refuses C0139), none for an outage;
 // - no stack trace in the pool's output.
 //   node scripts/chaos-trial.mjs [SEED ...]     (CHAOS_DURATION_S, default 60; `npm run build` first)
+// CHAOS_MARKETPLACE=1: against the marketplace stand-in through examples/marketplace-adapter.mjs
+// instead, with its sign-in: secrets rotated (the credentials file updated after a while, or only
+// at the end), tokens revoked and expired, and rules announced higher or lower; no secret or token
+// may appear in any output. It finds the open problem in docs/operations.md ("A randomized trial").
 // Each seed starts its own redis-server, mock API and pool of 6 processes. Exit 1 when a
 // seed finds a problem.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MockRegistrationApi } from '../dist/src/mock-api/server.js';
+import { MockMarketplace } from '../dist/src/mock-api/marketplace.js';
 import { ENGLISH_HEADERS, buildSheet, productRows, sampleProducts } from '../dist/src/fixtures/build-sheet.js';
 import { loadConfig } from '../dist/src/config.js';
 import { readStatus, statusJson } from '../dist/src/progress/status.js';
@@ -32,7 +37,18 @@ const BIN = join(PACKAGE_ROOT, 'bin', 'bulk-register.js');
 
 const DURATION_MS = (Number(process.env.CHAOS_DURATION_S ?? 60) || 60) * 1000;
 const RULE = { max: 15, windowMs: 2000 };
+const MARKETPLACE = process.env.CHAOS_MARKETPLACE === '1';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The marketplace stand-in's counts, shaped as the mock API's totals. */
+function marketplaceTotals(market, sellers) {
+  const stats = market.stats().sellers;
+  const of = (k) => sellers.reduce((n, s) => n + (stats[s]?.[k] ?? 0), 0);
+  return {
+    requests: of('calls'), replays: of('replays'), duplicates: of('duplicates'), tooMany: of('tooMany'),
+    tooManyBySeller: Object.fromEntries(sellers.map((s) => [s, stats[s]?.tooMany ?? 0])),
+  };
+}
 
 async function trial(seed) {
   let state = seed;
@@ -42,25 +58,46 @@ async function trial(seed) {
   const say = (line) => console.log(`  [${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}`);
 
   const redisServer = await startRedisServer();
-  const api = new MockRegistrationApi({
-    limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 20, max: 120 }, pathLatencyMs: { min: 2, max: 10 },
-    failRate: 0.03, dropRate: 0.02, invalidCategories: ['C0139'],
-  });
+  const dir = mkdtempSync(join(tmpdir(), 'chaos-trial-'));
+  const sellers = ['A', 'B', 'C', 'D', 'E', 'F'].map((x) => `S${x}${seed}`);
+  // the marketplace's clients, and what the credentials file holds (renamed into place, as an operator's tooling writes it)
+  const secrets = new Set();
+  const clients = Object.fromEntries(sellers.map((seller, i) => [seller, { clientId: `client-${seller}`, clientSecret: `sec-${seller}-${(seed * 7919 + i).toString(16)}-0` }]));
+  for (const c of Object.values(clients)) secrets.add(c.clientSecret);
+  const credentialsFile = join(dir, 'credentials.json');
+  const writeCredentials = () => {
+    writeFileSync(`${credentialsFile}.tmp`, JSON.stringify(clients));
+    renameSync(`${credentialsFile}.tmp`, credentialsFile);
+  };
+  const api = MARKETPLACE
+    ? new MockMarketplace({
+      clients: structuredClone(clients), rule: RULE, tokenLifetimeMs: 4000, latencyMs: { min: 20, max: 120 },
+      tokenLatencyMs: { min: 30, max: 80 }, tokenRule: { max: 30, windowMs: 60_000 }, invalidCategories: ['C0139'],
+    })
+    : new MockRegistrationApi({
+      limit: RULE.max, windowMs: RULE.windowMs, latencyMs: { min: 20, max: 120 }, pathLatencyMs: { min: 2, max: 10 },
+      failRate: 0.03, dropRate: 0.02, invalidCategories: ['C0139'],
+    });
   const port = await api.listen(0);
+  if (MARKETPLACE) writeCredentials();
   const env = {
     PATH: process.env.PATH, HOME: process.env.HOME, LOG_PRETTY: '0', LOG_LEVEL: 'info', METRICS_PORT: '0',
     REDIS_URL: redisServer.url, REGISTRATION_API_URL: `http://127.0.0.1:${port}`, QUEUE_PREFIX: '{chaos}',
     RATE_LIMIT_MAX: String(RULE.max), RATE_LIMIT_WINDOW_MS: String(RULE.windowMs), RATE_LIMIT_GUARD_MS: '100',
     API_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '3000', LOCK_DURATION_MS: '3000',
+    ...(MARKETPLACE ? { REGISTRATION_ADAPTER: join(PACKAGE_ROOT, 'examples', 'marketplace-adapter.mjs'), SELLER_CREDENTIALS_FILE: credentialsFile } : {}),
   };
-  const dir = mkdtempSync(join(tmpdir(), 'chaos-trial-'));
+  const outputs = [];
   const cli = (args) => new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => resolve({ code, out, err }));
+    child.on('exit', (code) => {
+      outputs.push(out, err);
+      resolve({ code, out, err });
+    });
   });
   let pool;
   let poolOutput = '';
@@ -69,7 +106,6 @@ async function trial(seed) {
     pool.stdout.on('data', (d) => (poolOutput += d));
     pool.stderr.on('data', (d) => (poolOutput += d));
   };
-  const sellers = ['A', 'B', 'C', 'D', 'E', 'F'].map((x) => `S${x}${seed}`);
   const sheets = [];
   for (const seller of sellers) {
     for (const part of [1, 2]) {
@@ -131,6 +167,34 @@ async function trial(seed) {
         if (signal === 'SIGKILL') await sleep(3000);
         startPool();
         say(`pool stopped by ${signal} and started again`);
+      } else if (MARKETPLACE) {
+        const seller = pick(sellers);
+        const what = random();
+        if (what < 0.35) {
+          const secret = `sec-${seller}-${(seed * 7919).toString(16)}-${secrets.size}`;
+          secrets.add(secret);
+          api.rotateSecret(seller, secret);
+          clients[seller] = { ...clients[seller], clientSecret: secret };
+          // the operator puts the new secret in the file a while later, or only at the end
+          if (random() < 0.7) {
+            await sleep(500 + Math.floor(random() * 3000));
+            writeCredentials();
+            say(`secret of ${seller} rotated, the credentials file updated`);
+          } else {
+            say(`secret of ${seller} rotated`);
+          }
+        } else if (what < 0.55) {
+          api.revokeTokens(seller);
+          say(`tokens of ${seller} revoked`);
+        } else if (what < 0.7) {
+          api.expireTokens(seller);
+          say(`tokens of ${seller} expired`);
+        } else {
+          // a lower rule is announced a window and a bit before it is enforced, a higher one at once
+          const max = pick([5, 10, RULE.max, 25]);
+          api.setRule(seller, { max, windowMs: RULE.windowMs }, { enforceAfterMs: max < RULE.max ? RULE.windowMs + 500 : 0 });
+          say(`the marketplace announces ${max} per ${RULE.windowMs} ms for ${seller}`);
+        }
       } else {
         const ms = 500 + Math.floor(random() * 3000);
         api.setOutage(true);
@@ -141,6 +205,7 @@ async function trial(seed) {
       await sleep(100 + random() * 1200);
     }
 
+    if (MARKETPLACE) writeCredentials();
     for (const seller of sellers) await cli(['limits', 'reset', seller]);
     await cli(['resume', '--all']);
     const waited = await Promise.race([cli(['status', '--wait', '--json']), sleep(300_000).then(() => undefined)]);
@@ -150,10 +215,14 @@ async function trial(seed) {
     try {
       const config = loadConfig(env);
       const status = statusJson(await readStatus(redis, config));
-      const totals = api.statsSnapshot().totals;
-      if (totals.tooMany > 0) problems.push(`${totals.tooMany} × 429`);
+      const totals = MARKETPLACE ? marketplaceTotals(api, sellers) : api.statsSnapshot().totals;
+      for (const [seller, n] of Object.entries(totals.tooManyBySeller ?? {})) if (n > 0) problems.push(`${seller}: ${n} × 429`);
+      if (totals.tooMany > 0 && !totals.tooManyBySeller) problems.push(`${totals.tooMany} × 429`);
       if (totals.duplicates > 0) problems.push(`${totals.duplicates} SKUs sent under a second key (409)`);
-      const atApi = new Set([...api.byKey].filter(([, v]) => v.status === 201).map(([k]) => k.slice(k.indexOf('\n') + 1)));
+      // the idempotency keys the API registered (the marketplace's X-Request-Id)
+      const atApi = MARKETPLACE
+        ? new Set(sellers.flatMap((seller) => [...(api.sellers.get(seller)?.byRequestId ?? [])].filter(([, v]) => v.status === 200).map(([k]) => k)))
+        : new Set([...api.byKey].filter(([, v]) => v.status === 201).map(([k]) => k.slice(k.indexOf('\n') + 1)));
       let registered = 0;
       let mayHave = 0;
       for (const upload of status.uploads) {
@@ -173,6 +242,11 @@ async function trial(seed) {
       }
       if (registered + mayHave !== atApi.size) problems.push(`${registered} rows registered here (${mayHave} more cancelled that the API may have), ${atApi.size} at the API`);
       if (/\n\s+at /.test(poolOutput)) problems.push('a stack trace in the pool\'s output');
+      if (MARKETPLACE) {
+        const all = poolOutput + outputs.join('');
+        if ([...secrets].some((secret) => all.includes(secret))) problems.push('a secret in the output');
+        if ([...api.tokens.keys()].some((token) => all.includes(token))) problems.push('a token in the output');
+      }
       const cancelled = status.uploads.reduce((n, u) => n + (u.cancelled ?? 0), 0);
       console.log(`seed ${seed}: ${status.uploads.length} uploads, ${status.uploads.reduce((n, u) => n + u.total, 0)} rows: ${registered} registered, ${cancelled} cancelled (${mayHave} of them registered at the API, said so); API ${totals.requests} requests, ${totals.replays} replays, ${totals.tooMany} × 429`);
     } finally {
