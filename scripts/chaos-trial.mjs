@@ -40,16 +40,6 @@ const RULE = { max: 15, windowMs: 2000 };
 const MARKETPLACE = process.env.CHAOS_MARKETPLACE === '1';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The marketplace stand-in's counts, shaped as the mock API's totals. */
-function marketplaceTotals(market, sellers) {
-  const stats = market.stats().sellers;
-  const of = (k) => sellers.reduce((n, s) => n + (stats[s]?.[k] ?? 0), 0);
-  return {
-    requests: of('calls'), replays: of('replays'), duplicates: of('duplicates'), tooMany: of('tooMany'),
-    tooManyBySeller: Object.fromEntries(sellers.map((s) => [s, stats[s]?.tooMany ?? 0])),
-  };
-}
-
 async function trial(seed) {
   let state = seed;
   const random = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -215,14 +205,13 @@ async function trial(seed) {
     try {
       const config = loadConfig(env);
       const status = statusJson(await readStatus(redis, config));
-      const totals = MARKETPLACE ? marketplaceTotals(api, sellers) : api.statsSnapshot().totals;
-      for (const [seller, n] of Object.entries(totals.tooManyBySeller ?? {})) if (n > 0) problems.push(`${seller}: ${n} × 429`);
-      if (totals.tooMany > 0 && !totals.tooManyBySeller) problems.push(`${totals.tooMany} × 429`);
+      const bySeller = MARKETPLACE ? api.stats().sellers : api.statsSnapshot().sellers;
+      const total = (k) => sellers.reduce((n, s) => n + (bySeller[s]?.[k] ?? 0), 0);
+      const totals = { requests: total(MARKETPLACE ? 'calls' : 'requests'), replays: total('replays'), tooMany: total('tooMany'), duplicates: total('duplicates') };
+      for (const seller of sellers) if (bySeller[seller]?.tooMany > 0) problems.push(`${seller}: ${bySeller[seller].tooMany} × 429`);
       if (totals.duplicates > 0) problems.push(`${totals.duplicates} SKUs sent under a second key (409)`);
       // the idempotency keys the API registered (the marketplace's X-Request-Id)
-      const atApi = MARKETPLACE
-        ? new Set(sellers.flatMap((seller) => [...(api.sellers.get(seller)?.byRequestId ?? [])].filter(([, v]) => v.status === 200).map(([k]) => k)))
-        : new Set([...api.byKey].filter(([, v]) => v.status === 201).map(([k]) => k.slice(k.indexOf('\n') + 1)));
+      const atApi = api.registeredKeys();
       let registered = 0;
       let mayHave = 0;
       for (const upload of status.uploads) {
@@ -245,7 +234,7 @@ async function trial(seed) {
       if (MARKETPLACE) {
         const all = poolOutput + outputs.join('');
         if ([...secrets].some((secret) => all.includes(secret))) problems.push('a secret in the output');
-        if ([...api.tokens.keys()].some((token) => all.includes(token))) problems.push('a token in the output');
+        if (api.issuedTokens().some((token) => all.includes(token))) problems.push('a token in the output');
       }
       const cancelled = status.uploads.reduce((n, u) => n + (u.cancelled ?? 0), 0);
       console.log(`seed ${seed}: ${status.uploads.length} uploads, ${status.uploads.reduce((n, u) => n + u.total, 0)} rows: ${registered} registered, ${cancelled} cancelled (${mayHave} of them registered at the API, said so); API ${totals.requests} requests, ${totals.replays} replays, ${totals.tooMany} × 429`);

@@ -166,6 +166,18 @@ export class MockMarketplace {
     for (const t of this.tokens.values()) if (t.sellerId === sellerId) t.expiresAt = Math.min(t.expiresAt, at);
   }
 
+  /** The X-Request-Ids (the pool's idempotency keys) of the products registered, for every seller. */
+  registeredKeys(): Set<string> {
+    const keys = new Set<string>();
+    for (const s of this.sellers.values()) for (const [id, result] of s.byRequestId) if (result.status === 200) keys.add(id);
+    return keys;
+  }
+
+  /** Every access token issued so far (for checks that none appears in any output). */
+  issuedTokens(): string[] {
+    return [...this.tokens.keys()];
+  }
+
   stats(): MarketplaceStats {
     const sellers: Record<string, MarketplaceSellerStats> = {};
     const now = this.now();

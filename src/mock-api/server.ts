@@ -165,6 +165,16 @@ export class MockRegistrationApi {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** The idempotency keys registered (201), of one seller or of all: what a check of each row's end compares with. */
+  registeredKeys(seller?: string): Set<string> {
+    const keys = new Set<string>();
+    for (const [storeKey, result] of this.byKey) {
+      const at = storeKey.indexOf('\n');
+      if (result.status === 201 && (seller === undefined || storeKey.slice(0, at) === seller)) keys.add(storeKey.slice(at + 1));
+    }
+    return keys;
+  }
+
   /** One seller's figures (cheap: for polling many sellers while requests flow). */
   sellerStats(seller: string): (SellerStats & { times: number[]; answered: number[] }) | undefined {
     const s = this.stats.get(seller);

@@ -193,6 +193,15 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     throw new DelayedError();
   }
 
+  /**
+   * A call of the row got no usable answer: kept in the job from the first such call on
+   * (`failingSince`, the grant's time), whichever way the row goes. Its last attempt is
+   * judged by it, and a cancel says the marketplace may have the row (cancelDetailOf).
+   */
+  async function noteFailing(job: Job<RegistrationJob>, grantedAt: number): Promise<void> {
+    if (job.data.failingSince === undefined) await job.updateData({ ...job.data, failingSince: grantedAt }).catch(() => undefined);
+  }
+
   /** The upload was cancelled: the row is counted cancelled and sends nothing. */
   async function cancelRow(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<ProcessResult> {
     const { sellerId, uploadId, row } = job.data;
@@ -385,15 +394,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // request may still reach it): the send's place is this moment (limiter.complete)
     const answered = outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid' || outcome.kind === 'unauthorized';
     const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
-    // a call that got no usable answer is kept in the job from its first on, whichever way the
-    // row goes: its last attempt is judged by it, and a cancel says the marketplace may have the row
-    const failingSince = job.data.failingSince ?? permit.redisNow;
-    const noteFailing = () => (job.data.failingSince === undefined ? job.updateData({ ...job.data, failingSince }).catch(() => undefined) : undefined);
     // an adapter fault says nothing of the API; anything else answered is a usable answer
     if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
-      await noteFailing();
+      await noteFailing(job, permit.redisNow);
       return hold(job, token, OUTAGE, true);
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
@@ -432,9 +437,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
+      const failingSince = job.data.failingSince ?? permit.redisNow;
       if (attempt < deps.maxAttempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
-        await noteFailing();
+        await noteFailing(job, permit.redisNow);
         log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
         throw new TransientFailure(outcome.reason);
       }
@@ -443,7 +449,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // or in its first calls), and an outage fails no row: held, no attempt used
       if (deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
-        await noteFailing();
+        await noteFailing(job, permit.redisNow);
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
         return hold(job, token, OUTAGE, true);
       }
