@@ -32,6 +32,8 @@
           here (Redis Cluster); else any
   ARGV[16] where in the active list the job should lie (0: the head; default 0),
           below ARGV[14]
+  ARGV[17] 1: the marketplace announces sellers' rules, or no answer has shown yet
+          whether it does (default 0): as ARGV[10] of sliding-window.lua
 
   Returns {} when no job that deep in the active list is locked with this token
   (BullMQ fetched none, or another worker's came in between), is the finished one, or
@@ -92,9 +94,9 @@ if ARGV[15] == '1' and not home then return {} end
 local member = job.uploadId .. ':' .. string.format('%d', job.row)
 local base = home and (ns .. ':rl:{' .. home .. '}:' .. job.sellerId .. ':') or (ns .. ':rl:{' .. job.sellerId .. '}:')
 local sendId = member .. '#' .. nonce
-local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag', base .. 'defer',
+local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag', base .. 'defer', base .. 'api-rule',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
-  tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart)
+  tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart, ARGV[17] == '1')
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
 table.insert(reply, job.sellerId)

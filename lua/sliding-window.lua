@@ -16,6 +16,8 @@
                             (kept by complete-send.lua)
   KEYS[7] defer     string  until when (ms) the producer holds rows of the seller
                             beyond its first window back (src/upload/deferral.ts)
+  KEYS[8] api-rule  string  the rule the marketplace last announced for the seller
+                            (absent when it announces none)
 
   ARGV[1] row member   "{uploadId}:{row}"; identifies the row's plan entry
   ARGV[2] send id      unique per HTTP attempt; the entry added to `sent` on grant
@@ -29,6 +31,8 @@
   ARGV[9] suspect until (Redis ms, 0: none): this Redis may have lost writes
           (a failover or a restart), and with them sends of this seller's
           window; no send is granted before it (src/rate-limit/lost-writes.ts)
+  ARGV[10] 1: the marketplace announces sellers' rules, or no answer has shown yet
+          whether it does (default 0); see below
 
   A send due within RESERVE_MS (150 ms, at most (W + G) / 4; for a re-check
   300 ms, at most (W + G) / 4) is granted at once for that moment: its place is
@@ -63,6 +67,13 @@
   spare only when `sent`'s falls short or the call creates `plan`); a call that
   changes nothing leaves the TTLs as they are.
 
+  A marketplace that announces sellers' rules (KEYS[8] set, or ARGV[10] 1) tells
+  of a lower one only in its answers. When none of the seller's sends was
+  answered in the last W + G, one send goes first: while it is out, every other
+  row of the seller waits for its answer (which writes the rule in force before
+  the row is counted), asking again one answer time after it went, then every
+  answer time. Such a wait does not flag the seller throttled.
+
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0), next }
     waitMs: granted: wait this long, then send; denied: ask again after this long.
     event: 0 none, 1 the seller became throttled, 2 the seller was released.
@@ -74,6 +85,6 @@
            the seller's next send may go; 0 otherwise.
 ]]
 --#include lib/acquire-permit.lua
-return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7],
+return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
-  tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0'), tonumber(ARGV[9] or '0'))
+  tonumber(ARGV[7] or '-1'), tonumber(ARGV[8] or '0'), tonumber(ARGV[9] or '0'), false, ARGV[10] == '1')

@@ -19,15 +19,15 @@ type Reply5 = [number, number, number, number, number];
 export interface LuaCommands {
   /** lua/sliding-window.lua */
   acquirePermit(
-    plan: string, sent: string, rule: string, blocked: string, throttle: string, lag: string, defer: string,
+    plan: string, sent: string, rule: string, blocked: string, throttle: string, lag: string, defer: string, apiRule: string,
     member: string, sendId: string, limit: number, windowMs: number, guardMs: number, holdMs: number,
-    answerHintMs: number, answerHintAt: number, suspectUntil: number,
+    answerHintMs: number, answerHintAt: number, suspectUntil: number, announcing: 0 | 1,
   ): Promise<[...Reply5, number, number, 0 | 1, number]>;
   /** lua/permit-next.lua: [] or [jobId, sendId, ...the reply of acquirePermit, sellerId, home] */
   permitNext(
     active: string, jobPrefix: string, token: string, namespace: string, nonce: string, sellerPrefix: string,
     limit: number, windowMs: number, guardMs: number, holdMs: number, answerHintMs: number, answerHintAt: number,
-    finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1, expectedAt: number,
+    finishedJobId: string, suspectUntil: number, depth: number, pinnedOnly: 0 | 1, expectedAt: number, announcing: 0 | 1,
   ): Promise<[] | [string, string, ...Reply5, number, number, 0 | 1, number, string, string]>;
   /** lua/complete-send.lua */
   completeSend(
@@ -59,7 +59,7 @@ export type RedisClient = (Redis | Cluster) & LuaCommands;
 
 /** `keys` undefined: the caller passes how many keys first. */
 const SCRIPTS: Record<keyof LuaCommands, { file: string; keys: number | undefined }> = {
-  acquirePermit: { file: 'sliding-window.lua', keys: 7 },
+  acquirePermit: { file: 'sliding-window.lua', keys: 8 },
   deferRows: { file: 'defer-rows.lua', keys: 2 },
   permitNext: { file: 'permit-next.lua', keys: 1 },
   completeSend: { file: 'complete-send.lua', keys: 7 },

@@ -7,15 +7,20 @@
   deferKey: until when (Redis ms) the producer holds the seller's rows beyond its
   first window back (src/upload/deferral.ts): the seller counts as throttled
   meanwhile, for the log's events.
+  apiRuleKey: the rule the marketplace last announced for the seller (absent when
+  it announces none; src/rate-limit/seller-limits.ts).
+  announcing: true when the marketplace announces sellers' rules in its answers, or
+  no answer has shown yet whether it does (src/rate-limit/seller-limits.ts): every
+  seller then counts as one whose rule it announces, known here or not.
 ]]
 --#include lib/seller-rule.lua
-local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey, deferKey,
-                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil, firstStart)
+local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey, deferKey, apiRuleKey,
+                             member, sendId, defaultLimit, defaultWindow, guard, hold, hint, hintAt, suspectUntil, firstStart, announcing)
   -- a block from a 429, or the end of a window that lost writes may have hidden sends
   -- from (src/rate-limit/lost-writes.ts): no send before it. Read in one call with the
-  -- throttle flag (a grant clears it only when it is set), the seller's own rule and
-  -- how long its rows are deferred.
-  local flags = redis.call('MGET', blockedKey, throttleKey, ruleKey, deferKey)
+  -- throttle flag (a grant clears it only when it is set), the seller's own rule,
+  -- how long its rows are deferred and whether the marketplace announces its rule.
+  local flags = redis.call('MGET', blockedKey, throttleKey, ruleKey, deferKey, apiRuleKey)
   local limit, window = ruleOf(flags[3], defaultLimit, defaultWindow)
 
   local t = redis.call('TIME')
@@ -93,6 +98,23 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     return score + span, true
   end
 
+  -- A marketplace that announces sellers' rules tells of a seller's rule, and of a change to it,
+  -- only in its answers: a rule lower than the one here (a seller's first, or one lowered while
+  -- it sent nothing) is not known yet, and a burst would leave under the old rule and meet 429s.
+  -- When no send of such a seller was answered in the last span, one send goes (the only one in
+  -- flight) and the rest wait for its answer, which writes the rule in force before it is
+  -- counted (src/worker/processor.ts). Returns when to ask again while that send is out, else
+  -- nil. The one send is safe under any rule: none of the seller's sends lies in the span before it.
+  local function firstAnswerAt()
+    if not (flags[5] or announcing) or redis.call('ZCOUNT', sentKey, '(' .. (now - span), now) > 0 then return nil end
+    local out = redis.call('ZRANGEBYSCORE', sentKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if not out[2] then return nil end
+    -- its answer is likely one answer time after it went (its place is its send + hold); once
+    -- that is past, ask again each answer time until it is answered or its hold runs out
+    local expected = tonumber(out[2]) - hold + answerMargin()
+    return expected > now and expected or now + math.max(20, answerMargin())
+  end
+
   local function planTtl()
     return planTop - now + span + 1000
   end
@@ -141,14 +163,18 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     return { 1, at - now, limit, window, event, now, slot, recheck, next }
   end
 
-  local function wait(untilMs, slot, record)
+  -- record: the row's first call, its slot is written to `plan`; quiet: the wait is not the
+  -- seller's rule (it waits for a first answer), so the seller is not flagged throttled
+  local function wait(untilMs, slot, record, quiet)
     local event = 0
     if record then
       redis.call('ZADD', planKey, untilMs, member)
       planTop = math.max(planTop, untilMs)
       keepKeys()
-      if redis.call('SET', throttleKey, '1', 'NX', 'PX', throttleTtl()) then event = 1
-      else redis.call('PEXPIRE', throttleKey, throttleTtl()) end
+      if not quiet then
+        if redis.call('SET', throttleKey, '1', 'NX', 'PX', throttleTtl()) then event = 1
+        else redis.call('PEXPIRE', throttleKey, throttleTtl()) end
+      end
     end
     return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1, 0 }
   end
@@ -162,6 +188,8 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     planned = tonumber(planned)
     if planned > now + RESERVE_MS then return wait(planned, planned, false) end
     if blockedUntil > now then return wait(blockedUntil, planned, false) end
+    local answerAt = firstAnswerAt()
+    if answerAt then return wait(answerAt, planned, false) end
     local free, certain = sentFreeAt()
     -- the slot was planned with an answer time that was a guess (planMargin): once `sent`
     -- says for certain when a place frees, that time is the row's, earlier or later
@@ -181,6 +209,8 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   -- never ahead of a row planned before it: slots are handed out in order
   slot = math.max(slot, blockedUntil, planTop)
   if slot <= now + RESERVE_MS then
+    local answerAt = firstAnswerAt()
+    if answerAt then return wait(math.max(slot, answerAt), math.max(slot, answerAt), true, true) end
     local free, certain = sentFreeAt()
     local due = math.max(slot, free)
     if certain and due <= now + RESERVE_MS then return grant(due, due, 0) end

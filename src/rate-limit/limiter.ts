@@ -217,6 +217,13 @@ export class SellerLimiter implements PermitLimiter {
   connectionDrops = 0;
   /** Answers of rows not sent at a planned slot, for ANSWER_SAMPLE_EVERY. */
   private unplannedAnswers = 0;
+  /**
+   * Whether the marketplace announces sellers' rules in its answers, or no answer has
+   * shown yet whether it does (seller-limits.ts, marketplaceRules): every seller then
+   * sends one row first after a span without answers (sliding-window.lua). The worker
+   * process sets it from what the pool has seen; false by default.
+   */
+  rulesAnnounced: () => boolean = () => false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -239,9 +246,9 @@ export class SellerLimiter implements PermitLimiter {
     if (this.gate) await this.gate;
     const drops = this.connectionDrops;
     const reply = await this.redis.acquirePermit(
-      k.plan, k.sent, k.rule, k.blocked, k.throttle, k.lag, k.defer,
+      k.plan, k.sent, k.rule, k.blocked, k.throttle, k.lag, k.defer, k.apiRule,
       member, sendId, s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(),
-      Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(k.plan)] ?? 0),
+      Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(k.plan)] ?? 0), this.rulesAnnounced() ? 1 : 0,
     );
     if (reply[0] === 1 && this.connectionDrops !== drops) {
       const [, , limit, windowMs, , redisNow, slot] = reply;
@@ -285,6 +292,7 @@ export class SellerLimiter implements PermitLimiter {
       s.limit, s.windowMs, s.guardMs, s.holdMs, ...this.hintArgs(), finished?.jobId ?? '',
       // on a cluster: the queue's slot is its pinned sellers' (seller-home.ts), and only they are served
       Math.max(this.suspectUntil, this.suspectSlots?.[keySlot(queue.active)] ?? 0), together, pinsSellers(this.redis) ? 1 : 0, expectedAt,
+      this.rulesAnnounced() ? 1 : 0,
     );
     // out when the connection closed: the row asks for its own permit, through the check
     if (reply.length === 0 || this.connectionDrops !== drops) return undefined;

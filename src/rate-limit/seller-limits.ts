@@ -22,6 +22,7 @@ import { bySellerId, limitIndexKey, namespaceOf, sellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { homeOf, pinHome, sellerKeysOf } from '../seller-home.js';
 import { resolveShardPrefixes } from '../queue-shards.js';
+import { MARKETPLACE_RULES, steerKey } from '../steering/steer-key.js';
 
 export const ruleValue = (max: number, windowMs: number) => `${max}/${windowMs}`;
 
@@ -70,6 +71,28 @@ export async function announceRule(redis: RedisClient, ns: string, sellerId: str
   const replies = await redis.multi().set(keys.apiRule, value).set(keys.rule, value, 'GET').exec();
   // the rule in force before (null: the configured one)
   return (replies?.[1]?.[1] as string | null | undefined) ?? null;
+}
+
+/**
+ * Whether the marketplace announces sellers' rules in its answers: "announced" once
+ * any answer carried one, "none" once a registration's answer carried none (and no
+ * answer had carried one), absent until then. Kept in the steering hash, which
+ * every worker process reads. While it is not "none", a seller none of whose sends
+ * was answered in the last span sends one row first and the rest once its answer
+ * has brought the rule in force (sliding-window.lua): the marketplace's rule for a
+ * seller new to the pool, or one it lowered while the seller sent nothing, is then
+ * known before a burst can exceed it.
+ */
+export type MarketplaceRules = 'announced' | 'none';
+
+export function marketplaceRulesIn(value: string | undefined): MarketplaceRules | undefined {
+  return value === 'announced' || value === 'none' ? value : undefined;
+}
+
+/** Records what an answer showed: "announced" replaces "none", "none" is written only where nothing is. */
+export async function noteMarketplaceRules(redis: RedisClient, ns: string, rules: MarketplaceRules): Promise<void> {
+  if (rules === 'announced') await redis.hset(steerKey(ns), MARKETPLACE_RULES, rules);
+  else await redis.hsetnx(steerKey(ns), MARKETPLACE_RULES, rules);
 }
 
 /** Where the seller's rule in force comes from. */

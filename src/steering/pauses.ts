@@ -20,7 +20,8 @@ import type { QueueSet } from '../queue.js';
 import { promoteIfDelayed, queuedRow } from '../queued-row.js';
 import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
-import { API_DOWN, CANCEL, PAUSE, steerKey } from './steer-key.js';
+import { API_DOWN, CANCEL, MARKETPLACE_RULES, PAUSE, steerKey } from './steer-key.js';
+import { marketplaceRulesIn, type MarketplaceRules } from '../rate-limit/seller-limits.js';
 import { stripControls } from '../excel/parse-products.js';
 
 export const PAUSE_POLL_MS = 100;
@@ -231,6 +232,8 @@ export class PauseWatch {
   private cancels = new Set<string>();
   /** The API outage in force (steering/outage.ts), read with the pauses. */
   private down: ApiDown | undefined;
+  /** Whether the marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses. */
+  private rules: MarketplaceRules | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
@@ -264,6 +267,7 @@ export class PauseWatch {
     this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
     const wasDown = this.down !== undefined;
     this.down = parseApiDown(all[API_DOWN]);
+    this.rules = marketplaceRulesIn(all[MARKETPLACE_RULES]) ?? this.rules;
     if (wasDown && !this.down) for (const l of this.upListeners) l();
     this.recheck();
   }
@@ -290,6 +294,16 @@ export class PauseWatch {
   /** This process opened or closed the breaker: known here before the next read. */
   noteApi(down: ApiDown | undefined): void {
     this.down = down;
+  }
+
+  /** Whether the marketplace announces sellers' rules; undefined until an answer showed it. */
+  marketplaceRules(): MarketplaceRules | undefined {
+    return this.rules;
+  }
+
+  /** This process saw it in an answer: known here before the next read. */
+  noteMarketplaceRules(rules: MarketplaceRules): void {
+    this.rules = rules;
   }
 
   /** Called when a read finds the breaker closed after it was open. */

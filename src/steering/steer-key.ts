@@ -8,6 +8,8 @@
  *     pause:<sellerId>  JSON Pause   a seller's pause (`pause:*`: every seller)
  *     cancel:<uploadId> ms           an upload cancelled (steering/cancel.ts)
  *     api-down          JSON ApiDown the API counts as unavailable (steering/outage.ts)
+ *     marketplace-rules "announced" | "none"  whether the marketplace's answers carry
+ *                       sellers' rules; absent until an answer showed it (rate-limit/seller-limits.ts)
  *
  * Kept in Redis: it survives restarts of the pool and a failover.
  */
@@ -15,3 +17,4 @@ export const steerKey = (ns: string) => `${ns}:steer`;
 export const PAUSE = 'pause:';
 export const CANCEL = 'cancel:';
 export const API_DOWN = 'api-down';
+export const MARKETPLACE_RULES = 'marketplace-rules';

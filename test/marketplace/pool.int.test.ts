@@ -3,6 +3,7 @@
  * and the stand-in src/mock-api/marketplace.ts), with real worker processes and a
  * private redis-server: tokens shared by 16 processes, expiry mid-run, a secret
  * rotated (the seller paused, then resumed by the credentials file), a rule lowered
+ * while a seller sent nothing (idle, paused, or new to the pool), a rule lowered
  * and raised mid-run, extra columns, adapter faults, and no secret in any output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ const LIMIT = 20;
 const WINDOW = 1000;
 const TOKEN_LIFE_MS = 3000;
 const dir = mkdtempSync(join(tmpdir(), 'br-marketplace-'));
-const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9', S5: 'sec-S5-1c2d3e4f5a', S6: 'sec-S6-9e8d7c6b5a' };
+const secrets: Record<string, string> = { S1: 'sec-S1-0a1b2c3d4e', S2: 'sec-S2-5f6a7b8c9d', S3: 'sec-S3-e0f1a2b3c4', S4: 'sec-S4-d5e6f7a8b9', S5: 'sec-S5-1c2d3e4f5a', S6: 'sec-S6-9e8d7c6b5a', S7: 'sec-S7-7a6b5c4d3e' };
 const clients = Object.fromEntries(Object.entries(secrets).map(([s, secret]) => [s, { clientId: `client-${s}`, clientSecret: secret }]));
 const credentialsFile = join(dir, 'credentials.json');
 const writeCredentials = (entries: Record<string, { clientId: string; clientSecret: string }>) => {
@@ -212,6 +213,40 @@ describe('a marketplace with its own sign-in, through an adapter', () => {
     // landed while the upload was still adding them, from the producer once they are all in the queue
     expect(pool.output()).toMatch(/"sellerId":"S6","max":80,"windowMs":1000,"msg":"the marketplace announced the seller's rule/);
   }, 60_000);
+
+  it('learns the rule of a seller new to the pool, and one the marketplace lowered while the seller sent nothing, idle or paused, before its next burst: no 429', async () => {
+    // S7 has never sent: the marketplace allows it 5 per second, below the configured 20
+    market.setRule('S7', { max: 5, windowMs: WINDOW });
+    const first = await upload('S7', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S7', 30))), 's7.xlsx');
+    await until('S7 done', async () => uploadOf(await status(), first.json.uploadId).done === true, 30_000);
+    expect(market.stats().sellers.S7).toMatchObject({ registered: 30, tooMany: 0 });
+    expect(sellerOf(await status(), 'S7')).toMatchObject({ ruleSource: 'api', limit: 5 });
+
+    // S6 (80 per second, announced) has sent nothing for over a span when the marketplace lowers
+    // its rule, enforced at once: the pool sends one row, learns the rule from its answer, then the rest
+    market.setRule('S6', { max: 8, windowMs: WINDOW });
+    const idle = await upload('S6', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S6I', 40))), 's6-idle.xlsx');
+    await until('S6 idle upload done', async () => uploadOf(await status(), idle.json.uploadId).done === true, 30_000);
+    expect(market.stats().sellers.S6).toMatchObject({ registered: 200, tooMany: 0 });
+    expect(sellerOf(await status(), 'S6')).toMatchObject({ ruleSource: 'api', limit: 8 });
+
+    // raised, then lowered while the seller is paused
+    market.setRule('S6', { max: 40, windowMs: WINDOW });
+    const up = await upload('S6', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S6P', 100))), 's6-paused.xlsx');
+    await until('S6 under way at 40 per second', async () => market.stats().sellers.S6!.registered >= 240, 30_000);
+    outputs.push((await runCli(['pause', '--seller', 'S6'], env)).stderr);
+    const held = market.stats().sellers.S6!.registered;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(market.stats().sellers.S6!.registered - held).toBeLessThanOrEqual(40);
+    // rows are left for after the resume
+    expect(market.stats().sellers.S6!.registered).toBeLessThan(280);
+    market.setRule('S6', { max: 6, windowMs: WINDOW });
+    outputs.push((await runCli(['resume', '--seller', 'S6'], env)).stderr);
+    await until('S6 paused upload done', async () => uploadOf(await status(), up.json.uploadId).done === true, 60_000);
+    expect(uploadOf(await status(), up.json.uploadId)).toMatchObject({ registered: 100, failed: 0 });
+    expect(market.stats().sellers.S6).toMatchObject({ registered: 300, tooMany: 0 });
+    expect(sellerOf(await status(), 'S6')).toMatchObject({ ruleSource: 'api', limit: 6 });
+  }, 120_000);
 
   it('renews a token the marketplace revokes again after it has worked, without pausing the seller', async () => {
     const up = await upload('S5', await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts('S5', 120))), 's5.xlsx');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
 import { uploadKeys } from '../../src/keys.js';
+import type { Permit } from '../../src/rate-limit/limiter.js';
 
 let server: TestRedis;
 beforeAll(async () => { server = await startRedis(); });
@@ -494,6 +495,47 @@ describe('sliding-window.lua against a real Redis', () => {
     for (let i = 1; i <= 4; i++) r.push(await limiter.acquire('S7', `u:${i}`, `s${i}`));
     expect(r.map((x) => x.granted)).toEqual([true, true, true, false]);
     expect(r[0]!.limit).toBe(3);
+  });
+
+  it("sends one row first for a seller whose marketplace announces its rule, after a span without answers, and the rest under the rule its answer brings", async () => {
+    const { limiter, redis } = limiterOn(server, { limit: 5, windowMs: 600, guardMs: 50 });
+    const k = limiter.keys('AR');
+    // the marketplace announced 5 per 600 ms earlier (as announceRule writes it); the seller has sent nothing since
+    await redis.mset(k.apiRule, '5/600', k.rule, '5/600');
+    const burst: Permit[] = [];
+    for (let row = 1; row <= 5; row++) burst.push(await limiter.acquire('AR', `a:${row}`, `a:${row}#1`));
+    expect(burst.map((r) => r.granted)).toEqual([true, false, false, false, false]);
+    // waiting for an answer is not the seller's rule: no throttled event, no throttle flag
+    expect(burst.map((r) => r.event)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(await redis.exists(k.throttle)).toBe(0);
+    for (const r of burst.slice(1)) expect(r.waitMs).toBeLessThanOrEqual(100);
+    // asked again before the answer: still waiting
+    await new Promise((r) => setTimeout(r, burst[1]!.waitMs + 5));
+    expect((await limiter.acquire('AR', 'a:2', 'a:2#2')).granted).toBe(false);
+    // the answer announces 2 per 600 ms: the worker writes it, then counts the row
+    await redis.mset(k.apiRule, '2/600', k.rule, '2/600');
+    await limiter.complete({ sellerId: 'AR', uploadId: 'a', row: 1, member: 'a:1', sendId: 'a:1#1' }, undefined, 60);
+    const rest = [];
+    for (let row = 2; row <= 5; row++) rest.push(await limiter.acquire('AR', `a:${row}`, `a:${row}#3`));
+    expect(rest.map((r) => r.granted)).toEqual([true, false, false, false]);
+    expect(rest[0]!.limit).toBe(2);
+    await limiter.complete({ sellerId: 'AR', uploadId: 'a', row: 2, member: 'a:2', sendId: 'a:2#3' }, undefined, 60);
+    // a span of silence again: the next upload's first row goes alone
+    await new Promise((r) => setTimeout(r, 700));
+    const again = [];
+    for (let row = 1; row <= 2; row++) again.push(await limiter.acquire('AR', `b:${row}`, `b:${row}#1`));
+    expect(again.map((r) => r.granted)).toEqual([true, false]);
+    // a seller whose rule the marketplace has not announced sends its whole window at once
+    const plain = [];
+    for (let row = 1; row <= 5; row++) plain.push(await limiter.acquire('PL', `p:${row}`, `p:${row}#1`));
+    expect(plain.every((r) => r.granted)).toBe(true);
+    // ...unless the marketplace announces sellers' rules (or whether it does is not known yet):
+    // then a seller new to the pool sends one row first too
+    limiter.rulesAnnounced = () => true;
+    const fresh = [];
+    for (let row = 1; row <= 3; row++) fresh.push(await limiter.acquire('NW', `n:${row}`, `n:${row}#1`));
+    expect(fresh.map((r) => r.granted)).toEqual([true, false, false]);
+    expect(fresh[1]!.limit).toBe(5);
   });
 
   it('keeps any L + 1 consecutive grants W + G apart on random arrival patterns', async () => {

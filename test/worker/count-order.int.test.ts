@@ -83,8 +83,8 @@ describe('the write that finishes a row', () => {
     await new Promise((r) => setTimeout(r, 200));
     watch.stop();
     const seen = scriptCalls(watch.lines);
-    // sliding-window.lua (7 keys, the last the seller's deferral) asked by a row itself; permit-next.lua (1 key: the active list)
-    const own = seen.filter((c) => c.keys === '7' && c.rest.includes(':defer"') && c.rest.includes(`"${uploadId}:`));
+    // sliding-window.lua (8 keys, the last the seller's announced rule) asked by a row itself; permit-next.lua (1 key: the active list)
+    const own = seen.filter((c) => c.keys === '8' && c.rest.includes(':api-rule"') && c.rest.includes(`"${uploadId}:`));
     const ahead = seen.map((c, i) => ({ ...c, i })).filter((c) => c.keys === '1' && c.rest.startsWith('"{order}:registrations:active" "{order}:registrations:"'));
     // one worker: the first row is fetched by a fetch of its own (BullMQ's moveToActive, 11 keys)
     // with its permit asked behind it, each later one by the completion before it. On this fresh
