@@ -15,7 +15,8 @@
  * directories laid out as lua/, default lua/) compares copies of the scripts in
  * interleaved rounds, each one's order turned round in every other round: the way
  * to weigh a change to a script before it goes in. SCRIPT_COST_ROUNDS (default 8)
- * rounds; each figure is the median of the rounds.
+ * rounds; each figure is the median of the rounds. SCRIPT_COST_ANNOUNCING=1 asks
+ * as the worker does against a marketplace that announces sellers' rules.
  */
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -33,6 +34,8 @@ const BATCH = 32;
 const RULE = { limit: 50, windowMs: 2000, guardMs: 100, holdMs: 30_000 };
 const ROUNDS = Math.max(1, Number(process.env.SCRIPT_COST_ROUNDS ?? 8) || 8);
 const DIRS = (process.env.SCRIPT_COST_LUA?.split(',') ?? [LUA_DIR]).map((d) => resolve(d));
+/** SCRIPT_COST_ANNOUNCING=1: asked as against a marketplace that announces sellers' rules (each ask then counts the seller's recent answers). */
+const ANNOUNCING = process.env.SCRIPT_COST_ANNOUNCING === '1' ? 1 : 0;
 
 const NS = 'script-cost';
 const QUEUE = `{${NS}}:registrations`;
@@ -76,7 +79,7 @@ async function round(redis: Redis, shas: Shas, tag: string): Promise<Figures> {
       for (const { seller } of sellers) {
         const jobId = `${seller}-${row}`;
         asks.lpush(ACTIVE, jobId);
-        asks.evalsha(shas.permitNext, 1, ACTIVE, JOB_PREFIX, TOKEN, NS, 'n1', '', RULE.limit, RULE.windowMs, RULE.guardMs, RULE.holdMs, -1, 0, '', 0, 1, 0, 0);
+        asks.evalsha(shas.permitNext, 1, ACTIVE, JOB_PREFIX, TOKEN, NS, 'n1', '', RULE.limit, RULE.windowMs, RULE.guardMs, RULE.holdMs, -1, 0, '', 0, 1, 0, 0, ANNOUNCING);
         asks.lrem(ACTIVE, 1, jobId);
       }
       const before = await evalshaUsec(redis);
