@@ -32,8 +32,8 @@
           here (Redis Cluster); else any
   ARGV[16] where in the active list the job should lie (0: the head; default 0),
           below ARGV[14]
-  ARGV[17] 1: the marketplace announces sellers' rules, or no answer has shown yet
-          whether it does (default 0): as ARGV[10] of sliding-window.lua
+  ARGV[17] 1: answers have shown that the marketplace announces sellers' rules
+          (default 0): as ARGV[10] of sliding-window.lua
 
   Returns {} when no job that deep in the active list is locked with this token
   (BullMQ fetched none, or another worker's came in between), is the finished one, or

@@ -31,8 +31,8 @@
   ARGV[9] suspect until (Redis ms, 0: none): this Redis may have lost writes
           (a failover or a restart), and with them sends of this seller's
           window; no send is granted before it (src/rate-limit/lost-writes.ts)
-  ARGV[10] 1: the marketplace announces sellers' rules, or no answer has shown yet
-          whether it does (default 0); see below
+  ARGV[10] 1: answers have shown that the marketplace announces sellers' rules
+          (default 0); see below
 
   A send due within RESERVE_MS (150 ms, at most (W + G) / 4; for a re-check
   300 ms, at most (W + G) / 4) is granted at once for that moment: its place is
@@ -71,8 +71,8 @@
   of a lower one only in its answers. When none of the seller's sends was
   answered in the last W + G, one send goes first: while it is out, every other
   row of the seller waits for its answer (which writes the rule in force before
-  the row is counted), asking again one answer time after it went, then every
-  answer time. Such a wait does not flag the seller throttled.
+  the row is counted), asking again one answer time after it went, then after
+  as long as it has been out. Such a wait does not flag the seller throttled.
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0), next }
     waitMs: granted: wait this long, then send; denied: ask again after this long.

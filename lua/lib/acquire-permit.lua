@@ -9,9 +9,9 @@
   meanwhile, for the log's events.
   apiRuleKey: the rule the marketplace last announced for the seller (absent when
   it announces none; src/rate-limit/seller-limits.ts).
-  announcing: true when the marketplace announces sellers' rules in its answers, or
-  no answer has shown yet whether it does (src/rate-limit/seller-limits.ts): every
-  seller then counts as one whose rule it announces, known here or not.
+  announcing: true when answers have shown that the marketplace announces sellers'
+  rules (src/rate-limit/seller-limits.ts): every seller then counts as one whose
+  rule it announces, known here or not.
 ]]
 --#include lib/seller-rule.lua
 local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey, lagKey, deferKey, apiRuleKey,
@@ -109,10 +109,14 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     if not (flags[5] or announcing) or redis.call('ZCOUNT', sentKey, '(' .. (now - span), now) > 0 then return nil end
     local out = redis.call('ZRANGEBYSCORE', sentKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     if not out[2] then return nil end
-    -- its answer is likely one answer time after it went (its place is its send + hold); once
-    -- that is past, ask again each answer time until it is answered or its hold runs out
-    local expected = tonumber(out[2]) - hold + answerMargin()
-    return expected > now and expected or now + math.max(20, answerMargin())
+    -- its answer is likely one answer time after it went (its place is its send + hold). Once
+    -- that is past, ask again after as long as it has been out (at least 20 ms and one answer
+    -- time): a few asks per row even while the answer time is not known yet, until it is
+    -- answered or its hold runs out
+    local sentAt = tonumber(out[2]) - hold
+    local expected = sentAt + answerMargin()
+    if expected > now then return expected end
+    return now + math.max(20, answerMargin(), now - sentAt)
   end
 
   local function planTtl()

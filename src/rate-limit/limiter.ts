@@ -218,10 +218,10 @@ export class SellerLimiter implements PermitLimiter {
   /** Answers of rows not sent at a planned slot, for ANSWER_SAMPLE_EVERY. */
   private unplannedAnswers = 0;
   /**
-   * Whether the marketplace announces sellers' rules in its answers, or no answer has
-   * shown yet whether it does (seller-limits.ts, marketplaceRules): every seller then
-   * sends one row first after a span without answers (sliding-window.lua). The worker
-   * process sets it from what the pool has seen; false by default.
+   * Whether answers have shown that the marketplace announces sellers' rules
+   * (seller-limits.ts): every seller then sends one row first after a span without
+   * answers (sliding-window.lua). The worker process sets it from what the pool
+   * has seen; false by default.
    */
   rulesAnnounced: () => boolean = () => false;
 

@@ -74,25 +74,20 @@ export async function announceRule(redis: RedisClient, ns: string, sellerId: str
 }
 
 /**
- * Whether the marketplace announces sellers' rules in its answers: "announced" once
- * any answer carried one, "none" once a registration's answer carried none (and no
- * answer had carried one), absent until then. Kept in the steering hash, which
- * every worker process reads. While it is not "none", a seller none of whose sends
- * was answered in the last span sends one row first and the rest once its answer
- * has brought the rule in force (sliding-window.lua): the marketplace's rule for a
- * seller new to the pool, or one it lowered while the seller sent nothing, is then
- * known before a burst can exceed it.
+ * The marketplace announces sellers' rules in its answers: `marketplace-rules` in the
+ * steering hash, which every worker process reads, says so from the first answer
+ * that carried one. From then on, a seller none of whose sends was answered in the
+ * last span sends one row first and the rest once its answer has brought the rule
+ * in force (sliding-window.lua): the rule of a seller new to the pool, or one the
+ * marketplace lowered while the seller sent nothing, is then known before a burst
+ * can exceed it. Before any answer has carried a rule the pool does not wait so: a
+ * fresh pool's sellers would each hold all but one row of their first window for
+ * an answer, though most APIs announce nothing.
  */
-export type MarketplaceRules = 'announced' | 'none';
+export const RULES_ANNOUNCED = 'announced';
 
-export function marketplaceRulesIn(value: string | undefined): MarketplaceRules | undefined {
-  return value === 'announced' || value === 'none' ? value : undefined;
-}
-
-/** Records what an answer showed: "announced" replaces "none", "none" is written only where nothing is. */
-export async function noteMarketplaceRules(redis: RedisClient, ns: string, rules: MarketplaceRules): Promise<void> {
-  if (rules === 'announced') await redis.hset(steerKey(ns), MARKETPLACE_RULES, rules);
-  else await redis.hsetnx(steerKey(ns), MARKETPLACE_RULES, rules);
+export async function noteRulesAnnounced(redis: RedisClient, ns: string): Promise<void> {
+  await redis.hset(steerKey(ns), MARKETPLACE_RULES, RULES_ANNOUNCED);
 }
 
 /** Where the seller's rule in force comes from. */

@@ -21,7 +21,7 @@ import { promoteIfDelayed, queuedRow } from '../queued-row.js';
 import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
 import { API_DOWN, CANCEL, MARKETPLACE_RULES, PAUSE, steerKey } from './steer-key.js';
-import { marketplaceRulesIn, type MarketplaceRules } from '../rate-limit/seller-limits.js';
+import { RULES_ANNOUNCED } from '../rate-limit/seller-limits.js';
 import { stripControls } from '../excel/parse-products.js';
 
 export const PAUSE_POLL_MS = 100;
@@ -232,8 +232,8 @@ export class PauseWatch {
   private cancels = new Set<string>();
   /** The API outage in force (steering/outage.ts), read with the pauses. */
   private down: ApiDown | undefined;
-  /** Whether the marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses. */
-  private rules: MarketplaceRules | undefined;
+  /** The marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses. */
+  private announced = false;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
@@ -267,7 +267,7 @@ export class PauseWatch {
     this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
     const wasDown = this.down !== undefined;
     this.down = parseApiDown(all[API_DOWN]);
-    this.rules = marketplaceRulesIn(all[MARKETPLACE_RULES]) ?? this.rules;
+    this.announced ||= all[MARKETPLACE_RULES] === RULES_ANNOUNCED;
     if (wasDown && !this.down) for (const l of this.upListeners) l();
     this.recheck();
   }
@@ -296,14 +296,14 @@ export class PauseWatch {
     this.down = down;
   }
 
-  /** Whether the marketplace announces sellers' rules; undefined until an answer showed it. */
-  marketplaceRules(): MarketplaceRules | undefined {
-    return this.rules;
+  /** Whether an answer has shown that the marketplace announces sellers' rules. */
+  rulesAnnounced(): boolean {
+    return this.announced;
   }
 
-  /** This process saw it in an answer: known here before the next read. */
-  noteMarketplaceRules(rules: MarketplaceRules): void {
-    this.rules = rules;
+  /** This process saw a rule in an answer: known here before the next read. */
+  noteRulesAnnounced(): void {
+    this.announced = true;
   }
 
   /** Called when a read finds the breaker closed after it was open. */

@@ -8,8 +8,7 @@
  *     pause:<sellerId>  JSON Pause   a seller's pause (`pause:*`: every seller)
  *     cancel:<uploadId> ms           an upload cancelled (steering/cancel.ts)
  *     api-down          JSON ApiDown the API counts as unavailable (steering/outage.ts)
- *     marketplace-rules "announced" | "none"  whether the marketplace's answers carry
- *                       sellers' rules; absent until an answer showed it (rate-limit/seller-limits.ts)
+ *     marketplace-rules "announced"   an answer carried a seller's rule (rate-limit/seller-limits.ts)
  *
  * Kept in Redis: it survives restarts of the pool and a failover.
  */

@@ -28,7 +28,7 @@ import type { ApiOutcome } from '../registration/outcome.js';
 import type { CredentialStore } from '../registration/credentials.js';
 import type { SellerTokens } from '../registration/tokens.js';
 import type { AnnouncedRule } from '../registration/adapter.js';
-import { announceRule, noteMarketplaceRules, type MarketplaceRules } from '../rate-limit/seller-limits.js';
+import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
 import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
@@ -307,18 +307,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (announced.size > 10_000) announced.delete(announced.keys().next().value!);
   }
 
-  /**
-   * What an answer showed of the marketplace's rules (seller-limits.ts): that it announces
-   * them (a rule in any answer), or not (none in a registration's answer). Written once per
-   * process and state, and not where the pool already knows it.
-   */
-  let rulesNoted: MarketplaceRules | undefined;
-  function noteRulesShown(rules: MarketplaceRules): void {
-    const known = deps.pauses?.marketplaceRules();
-    if (!deps.pauses || known === 'announced' || known === rules || rulesNoted === rules) return;
-    rulesNoted = rules;
-    deps.pauses.noteMarketplaceRules(rules);
-    void noteMarketplaceRules(deps.redis, ns, rules).catch(() => { rulesNoted = undefined; });
+  /** An answer carried a rule: the pool learns that the marketplace announces them (seller-limits.ts), once. */
+  function noteRulesShown(): void {
+    if (!deps.pauses || deps.pauses.rulesAnnounced()) return;
+    deps.pauses.noteRulesAnnounced();
+    void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; the next answer with one tries again'));
   }
 
   async function uploadCounts(sellerId: string, home: string, uploadId: string): Promise<UploadCounts> {
@@ -418,9 +411,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {
       await noteRule(sellerId, home, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
-      noteRulesShown('announced');
-    } else if (outcome.kind === 'registered' || outcome.kind === 'duplicate') {
-      noteRulesShown('none');
+      noteRulesShown();
     }
 
     if (outcome.kind === 'throttled') {

@@ -512,6 +512,11 @@ describe('sliding-window.lua against a real Redis', () => {
     // asked again before the answer: still waiting
     await new Promise((r) => setTimeout(r, burst[1]!.waitMs + 5));
     expect((await limiter.acquire('AR', 'a:2', 'a:2#2')).granted).toBe(false);
+    // the answer is late: a row asks again after as long as the first row has been out, not every 20 ms
+    await new Promise((r) => setTimeout(r, 150));
+    const late = await limiter.acquire('AR', 'a:3', 'a:3#2');
+    expect(late.granted).toBe(false);
+    expect(late.waitMs).toBeGreaterThanOrEqual(150);
     // the answer announces 2 per 600 ms: the worker writes it, then counts the row
     await redis.mset(k.apiRule, '2/600', k.rule, '2/600');
     await limiter.complete({ sellerId: 'AR', uploadId: 'a', row: 1, member: 'a:1', sendId: 'a:1#1' }, undefined, 60);
