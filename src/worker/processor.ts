@@ -294,6 +294,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const last = announced.get(sellerId);
     const now = deps.now();
     if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
+    // the pool learns that the marketplace announces rules (seller-limits.ts): known in this
+    // process at once, in the others from the steering hash, written again with the rule
+    deps.pauses?.noteRulesAnnounced();
+    void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; written again with the seller\'s rule'));
     const before = await announceRule(deps.redis, ns, sellerId, rule, home);
     if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
     // a higher rule: rows the producer deferred under the old one ask now (only the process whose write replaced it)
@@ -305,13 +309,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     announced.delete(sellerId);
     announced.set(sellerId, { value, at: now });
     if (announced.size > 10_000) announced.delete(announced.keys().next().value!);
-  }
-
-  /** An answer carried a rule: the pool learns that the marketplace announces them (seller-limits.ts), once. */
-  function noteRulesShown(): void {
-    if (!deps.pauses || deps.pauses.rulesAnnounced()) return;
-    deps.pauses.noteRulesAnnounced();
-    void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; the next answer with one tries again'));
   }
 
   async function uploadCounts(sellerId: string, home: string, uploadId: string): Promise<UploadCounts> {
@@ -411,7 +408,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {
       await noteRule(sellerId, home, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
-      noteRulesShown();
     }
 
     if (outcome.kind === 'throttled') {
