@@ -214,7 +214,10 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   slot = math.max(slot, blockedUntil, planTop)
   if slot <= now + RESERVE_MS then
     local answerAt = firstAnswerAt()
-    if answerAt then return wait(math.max(slot, answerAt), math.max(slot, answerAt), true, true) end
+    if answerAt then
+      slot = math.max(slot, answerAt)
+      return wait(slot, slot, true, true)
+    end
     local free, certain = sentFreeAt()
     local due = math.max(slot, free)
     if certain and due <= now + RESERVE_MS then return grant(due, due, 0) end

@@ -232,8 +232,9 @@ export class PauseWatch {
   private cancels = new Set<string>();
   /** The API outage in force (steering/outage.ts), read with the pauses. */
   private down: ApiDown | undefined;
-  /** The marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses. */
+  /** The marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses: known here, and in the hash as last read. */
   private announced = false;
+  private announcedInRedis = false;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
@@ -267,7 +268,8 @@ export class PauseWatch {
     this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
     const wasDown = this.down !== undefined;
     this.down = parseApiDown(all[API_DOWN]);
-    this.announced ||= all[MARKETPLACE_RULES] === RULES_ANNOUNCED;
+    this.announcedInRedis = all[MARKETPLACE_RULES] === RULES_ANNOUNCED;
+    this.announced ||= this.announcedInRedis;
     if (wasDown && !this.down) for (const l of this.upListeners) l();
     this.recheck();
   }
@@ -301,9 +303,10 @@ export class PauseWatch {
     return this.announced;
   }
 
-  /** This process saw a rule in an answer: known here before the next read. */
-  noteRulesAnnounced(): void {
+  /** This process saw a rule in an answer: known here before the next read. Returns whether the hash lacked it at the last read. */
+  noteRulesAnnounced(): boolean {
     this.announced = true;
+    return !this.announcedInRedis;
   }
 
   /** Called when a read finds the breaker closed after it was open. */

@@ -295,9 +295,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const now = deps.now();
     if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
     // the pool learns that the marketplace announces rules (seller-limits.ts): known in this
-    // process at once, in the others from the steering hash, written again with the rule
-    deps.pauses?.noteRulesAnnounced();
-    void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; written again with the seller\'s rule'));
+    // process at once, in the others from the steering hash, written while its last read lacked it
+    if (deps.pauses?.noteRulesAnnounced()) {
+      void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; written again with the next rule'));
+    }
     const before = await announceRule(deps.redis, ns, sellerId, rule, home);
     if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
     // a higher rule: rows the producer deferred under the old one ask now (only the process whose write replaced it)
