@@ -9,7 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Integration files each start their own redis-server and processes: keep the
-    // 2-core machine from running several of them at once.
+    // 2-core machine from running several of them at once. `npm test` runs the unit
+    // files first, two at a time (--fileParallelism --maxWorkers=2), then these.
     fileParallelism: false,
   },
 });

@@ -111,6 +111,7 @@ const schema = z.object({
   TEMPLATE_COLUMNS_FILE: z.string().trim().min(1).optional(),
   UPLOAD_WEBHOOK_URL: httpUrl.optional(),
   UPLOAD_WEBHOOK_SECRET: z.string().trim().min(1).optional(),
+  UPLOAD_WEBHOOK_RETRY_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(5000),
 });
 
 export type Config = Readonly<{
@@ -163,6 +164,8 @@ export type Config = Readonly<{
   webhookUrl: string | undefined;
   /** Secret: never logged. UPLOAD_WEBHOOK_SECRET, `whsec_<base64>`. */
   webhookSecret: string | undefined;
+  /** UPLOAD_WEBHOOK_RETRY_MS: the wait before an undelivered event's first retry; it doubles up to 1 h. */
+  webhookRetryMs: number;
 }>;
 
 /**
@@ -241,5 +244,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     templateColumnsFile: c.TEMPLATE_COLUMNS_FILE,
     webhookUrl: c.UPLOAD_WEBHOOK_URL,
     webhookSecret: c.UPLOAD_WEBHOOK_SECRET,
+    webhookRetryMs: c.UPLOAD_WEBHOOK_RETRY_MS,
   });
 }

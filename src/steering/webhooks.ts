@@ -32,7 +32,11 @@ import { pauseEventsKey, type PauseEvent } from './pauses.js';
 import { uploadKeysOf } from '../seller-home.js';
 
 export const WEBHOOK_QUEUE = 'webhooks';
-/** Attempts: with the backoff below, the last is more than 24 h after the first. */
+/**
+ * Attempts: with the backoff below, the last is more than 24 h after the first
+ * (from a first retry of 100 ms, the least UPLOAD_WEBHOOK_RETRY_MS allows: 16
+ * doubling waits of 1.8 h in all, then 23 of 1 h).
+ */
 export const WEBHOOK_ATTEMPTS = 40;
 
 /** Held by the pool's supervisor that takes the pause events (several pools may run): one at a time, in order. */
@@ -49,9 +53,9 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
-/** Delay before attempt n + 1 (ms): 5 s, 10 s, 20 s ... doubling up to 1 h. */
-export function webhookBackoff(attemptsMade: number): number {
-  return Math.min(3_600_000, 5000 * 2 ** Math.max(0, attemptsMade - 1));
+/** Delay before attempt n + 1 (ms): `firstMs` (UPLOAD_WEBHOOK_RETRY_MS, 5 s), then doubling up to 1 h. */
+export function webhookBackoff(attemptsMade: number, firstMs: number): number {
+  return Math.min(3_600_000, firstMs * 2 ** Math.max(0, attemptsMade - 1));
 }
 
 /**
@@ -202,7 +206,7 @@ export function startWebhookDelivery(config: Config, connection: ConnectionOptio
     // a pool killed mid-delivery: the event is sent again once its lock lapses, as rows are
     lockDuration: config.lockDurationMs,
     stalledInterval: Math.max(1000, Math.floor(config.lockDurationMs / 2)),
-    settings: { backoffStrategy: (attemptsMade: number) => webhookBackoff(attemptsMade) },
+    settings: { backoffStrategy: (attemptsMade: number) => webhookBackoff(attemptsMade, config.webhookRetryMs) },
   });
   worker.on('error', () => undefined);
   return worker;

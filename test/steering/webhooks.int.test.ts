@@ -71,6 +71,8 @@ beforeAll(async () => {
   stage = await startStage({
     RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '100', QUEUE_PREFIX: '{hooks}',
     UPLOAD_WEBHOOK_URL: `http://127.0.0.1:${receiverPort}/hooks?key=url-secret-abc`, UPLOAD_WEBHOOK_SECRET: SECRET,
+    // retries after 0.5 s, 1 s, 2 s ... rather than 5 s, 10 s, 20 s: the same path, a shorter wait
+    UPLOAD_WEBHOOK_RETRY_MS: '500',
   }, { MOCK_LATENCY_MS: '5-20' });
 }, 60_000);
 
