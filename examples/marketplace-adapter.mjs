@@ -51,6 +51,11 @@ function announcedRule(/** @type {Record<string, string>} */ headers) {
 }
 
 export default {
+  // The marketplace gives every seller's rule in X-Mkt-RateLimit-* on every answer: a seller's first
+  // row goes alone and the rest follow under the rule it brings, even in a pool's first moments.
+  // Leave it out (or false) for a marketplace that announces no rules, or only some sellers'.
+  announcesRules: true,
+
   /** @param {{ credentials: Credentials, now: number }} ctx @returns {Request} */
   tokenRequest({ credentials, now }) {
     // Missing credentials are sent as they are: the marketplace refuses them, and

@@ -81,6 +81,14 @@ export interface Adapter {
   outcome(answer: AdapterAnswer): MaybePromise<AdapterOutcome>;
   tokenRequest?(ctx: TokenContext): MaybePromise<AdapterRequest>;
   tokenOutcome?(answer: AdapterAnswer): MaybePromise<TokenOutcome>;
+  /**
+   * True when the marketplace announces every seller's rule in its answers
+   * (docs/adapters.md): from the pool's first moment, a seller with no answered
+   * send in the last window sends one row and the rest under the rule its
+   * answer brings. Without it the pool waits so only once an answer has carried
+   * a rule, so a fresh pool's first window leaves under the configured rule.
+   */
+  announcesRules?: boolean;
 }
 
 /** An adapter that threw or returned something that is not what marketplace.md asks for. */

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config-error.js';
-import type { Adapter } from './adapter.js';
+import { shapeOf, type Adapter } from './adapter.js';
 import { builtinAdapter } from './builtin-adapter.js';
 import type { Redactor } from './redactor.js';
 
@@ -21,6 +21,8 @@ export interface LoadedAdapter {
   builtin: boolean;
   /** True when the adapter gets tokens (tokenRequest and tokenOutcome). */
   tokens: boolean;
+  /** The adapter's `announcesRules`: the marketplace announces every seller's rule in its answers. */
+  announcesRules: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function loadAdapter(
   loadMs = ADAPTER_LOAD_MS,
 ): Promise<LoadedAdapter> {
   if (!config.registrationAdapter) {
-    return { adapter: builtinAdapter({ registrationToken: config.registrationToken }), name: 'the built-in adapter', builtin: true, tokens: false };
+    return { adapter: builtinAdapter({ registrationToken: config.registrationToken }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false };
   }
   const given = config.registrationAdapter;
   const file = isAbsolute(given) ? given : resolve(cwd, given);
@@ -65,6 +67,9 @@ export async function loadAdapter(
   if (hasTokenRequest !== hasTokenOutcome) {
     throw new ConfigError(`${shown} is invalid: tokenRequest and tokenOutcome go together, and it has only ${hasTokenRequest ? 'tokenRequest' : 'tokenOutcome'}.`);
   }
+  if (a.announcesRules !== undefined && typeof a.announcesRules !== 'boolean') {
+    throw new ConfigError(`${shown} is invalid: its announcesRules is ${shapeOf(a.announcesRules)}, expected true or false.`);
+  }
   const base = file.split(/[\\/]/).pop()!;
-  return { adapter: a as unknown as Adapter, name: `adapter ${base}`, builtin: false, tokens: hasTokenRequest };
+  return { adapter: a as unknown as Adapter, name: `adapter ${base}`, builtin: false, tokens: hasTokenRequest, announcesRules: a.announcesRules === true };
 }

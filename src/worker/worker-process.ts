@@ -148,8 +148,12 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // pause ends once the seller's credentials in the file are not the ones refused
   const relayed = process.env[STEERING_RELAYED_ENV] === '1' && process.send !== undefined;
   const pauses = opts.pauses === false ? undefined : new PauseWatch(redis, ns, relayed ? RELAYED_READ_MS : PAUSE_POLL_MS);
-  // once answers carry sellers' rules, a seller's first row after a window without answers goes alone
-  if (pauses && limiter instanceof SellerLimiter) limiter.rulesAnnounced = () => pauses.rulesAnnounced();
+  // once answers carry sellers' rules (or the adapter says they all do), a seller's first row after
+  // a window without answers goes alone
+  if (limiter instanceof SellerLimiter) {
+    if (adapter.announcesRules) limiter.rulesAnnounced = () => true;
+    else if (pauses) limiter.rulesAnnounced = () => pauses.rulesAnnounced();
+  }
   // the queues this process promotes delayed rows on: rows held for a pause or an outage, rows deferred under a rule since raised
   const promoting = QueueSet.on(redis, []);
   pauses?.onRead((now) => {

@@ -38,9 +38,9 @@ async function tokenOutcomeOf(answer: AdapterAnswer) {
 }
 
 describe('the example adapter, as a module', () => {
-  it('loads through REGISTRATION_ADAPTER as an adapter with tokens', async () => {
+  it('loads through REGISTRATION_ADAPTER as an adapter with tokens, of a marketplace that announces every seller\'s rule', async () => {
     const loaded = await loadAdapter({ registrationAdapter: 'examples/marketplace-adapter.mjs', registrationToken: undefined }, PACKAGE_ROOT);
-    expect(loaded).toMatchObject({ name: 'adapter marketplace-adapter.mjs', builtin: false, tokens: true });
+    expect(loaded).toMatchObject({ name: 'adapter marketplace-adapter.mjs', builtin: false, tokens: true, announcesRules: true });
     expect(loaded.adapter).toBe(adapter);
   });
 });

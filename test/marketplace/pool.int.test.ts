@@ -40,6 +40,9 @@ writeFileSync(adapterFile, `
 import base from ${JSON.stringify(join(PACKAGE_ROOT, 'examples', 'marketplace-adapter.mjs'))};
 export default {
   ...base,
+  // the pool learns that the marketplace announces rules from its answers (the adapter's own
+  // announcesRules: test/marketplace/first-window.int.test.ts)
+  announcesRules: false,
   request(call) {
     if (call.product.sku.startsWith('BOOM')) throw new Error('cannot map ' + call.product.sku + ' with ' + JSON.stringify(call.credentials));
     if (call.product.sku.startsWith('JUNK')) return { to: 'nowhere' };

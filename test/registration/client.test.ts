@@ -64,7 +64,7 @@ function clientFor(path: string, timeoutMs = 2000, baseUrl = base) {
       return { kind: 'registered', productId: String((answer.body as { productId?: string }).productId) };
     },
   } as Adapter;
-  const client = createRegistrationClient({ baseUrl, timeoutMs, adapter: { adapter, name: 'a test adapter', builtin: false, tokens: false }, redactor: new Redactor() });
+  const client = createRegistrationClient({ baseUrl, timeoutMs, adapter: { adapter, name: 'a test adapter', builtin: false, tokens: false, announcesRules: false }, redactor: new Redactor() });
   return { client, answers };
 }
 
@@ -136,7 +136,7 @@ describe('the registration client', () => {
     const before = seen.length;
     for (const [what, request] of requests) {
       const adapter = { request: () => request, outcome: () => ({ kind: 'registered', productId: 'x' }) } as unknown as Adapter;
-      const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'adapter shop.mjs', builtin: false, tokens: false }, redactor: new Redactor() });
+      const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'adapter shop.mjs', builtin: false, tokens: false, announcesRules: false }, redactor: new Redactor() });
       try {
         const outcome = await client.register(call);
         expect(outcome, what).toMatchObject({ kind: 'fault' });
