@@ -415,7 +415,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       deps.onEvent?.('tooMany', sellerId);
       const retryAfterMs = outcome.retryAfterMs ?? permit.windowMs;
       const waitMs = await limiter.block(sellerId, retryAfterMs, sendId, home);
-      log.warn({ sellerId, uploadId, row, retryAfterMs }, 'the marketplace answered throttled: the seller waits for its Retry-After');
+      // the rule the row was sent under: above the marketplace's own, it is the operator's to lower
+      const rule = { max: permit.limit, windowMs: permit.windowMs };
+      log.warn({ sellerId, uploadId, row, retryAfterMs, rule }, 'the marketplace answered throttled: the seller waits for its Retry-After');
       return delay(job, token, waitMs);
     }
 

@@ -133,6 +133,8 @@ describe('faults', () => {
     expect(stats.sellers.OUT!.tooMany).toBe(1); // the other rows waited instead of meeting a 429 each
     const t = stats.sellers.OUT!.times!.sort((a, b) => a - b);
     expect(t[5]! - t[0]!).toBeGreaterThanOrEqual(4000 - 5); // nothing of ours until the outside sends left the window
+    // the warning names the rule the row left under, for an operator to compare with the marketplace's
+    expect(pool.output()).toMatch(/"sellerId":"OUT"[^\n]*"rule":\{"max":5,"windowMs":4000\}[^\n]*"msg":"the marketplace answered throttled/);
     record('429 from outside', { registered: final.registered, expected: 8, tooMany: stats.sellers.OUT!.tooMany });
   });
 
