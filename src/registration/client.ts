@@ -137,7 +137,9 @@ export function createRegistrationClient(opts: {
       if ('kind' in answer) return answer;
       try {
         const outcome = checkOutcome(await within(adapter.outcome(answer), opts.timeoutMs, 'outcome()'));
-        return 'reason' in outcome ? { ...outcome, reason: redactor.redact(outcome.reason) } : outcome;
+        // the field is shown with the reason (a row's "field: reason"): both are the marketplace's words
+        if (!('reason' in outcome)) return outcome;
+        return { ...outcome, reason: redactor.redact(outcome.reason), ...('field' in outcome && outcome.field !== undefined ? { field: redactor.redact(outcome.field) } : {}) };
       } catch (err) {
         return fault('outcome()', err);
       }

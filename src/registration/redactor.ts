@@ -3,16 +3,18 @@
  * tokens the pool holds are replaced by "[redacted]" in any text the pool writes
  * from an adapter's or a marketplace's words (reasons, errors, log fields).
  *
- * A secret of 4 characters or more is masked wherever it appears, inside a word too.
- * A shorter one (a PIN, a region code) is masked where it stands as a word of its own:
- * masked inside words, "ab" would take every "ab" out of a seller's reasons, and a
- * value that short shows up inside words by chance, not because it leaked.
+ * A secret of 8 characters or more is masked wherever it appears, inside a word too.
+ * A shorter one (a PIN, a shop number, a region code, a scope) is masked where it
+ * stands as a word of its own: masked inside words, "ab" would take every "ab" out of
+ * a seller's reasons, and a shop number 1000 turned "from 1 to 1000000000" into
+ * "from 1 to [redacted]000000". A value that short shows up inside words by chance,
+ * not because it leaked.
  */
 const MASK = '[redacted]';
 /** Tokens remembered at most (the most recent): enough for every seller a process serves at once. */
 const MAX_TOKENS = 10_000;
 /** Shorter than this, a secret is masked only as a word of its own. */
-const INSIDE_WORDS = 4;
+const INSIDE_WORDS = 8;
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

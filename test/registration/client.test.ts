@@ -155,3 +155,16 @@ describe('the registration client', () => {
     expect(fullUrl('http://h/api', '')).toBe('http://h/api');
   });
 });
+
+describe('the registration client and secrets', () => {
+  it('masks the secrets in an invalid outcome\'s field as in its reason: the row shows "field: reason"', async () => {
+    const redactor = new Redactor();
+    redactor.setSource('credentials', ['demo-secret-S1']);
+    const adapter = {
+      request: () => ({ method: 'POST', path: '/products', body: {} }),
+      outcome: () => ({ kind: 'invalid', reason: 'bad field demo-secret-S1', field: 'demo-secret-S1' }),
+    } as unknown as Adapter;
+    const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'a leaky adapter', builtin: false, tokens: false, announcesRules: false }, redactor });
+    await expect(client.register(call)).resolves.toEqual({ kind: 'invalid', reason: 'bad field [redacted]', field: '[redacted]' });
+  });
+});

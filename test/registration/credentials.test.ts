@@ -78,10 +78,17 @@ describe('Redactor', () => {
     const r = new Redactor();
     r.setSource('credentials', ['abcd1234', 'abcd1234-longer', 'abcd']);
     r.addToken('tok-xyz-987');
-    expect(r.redact('abcd1234-longer / abcd1234 / tok-xyz-987 / xabcdx')).toBe('[redacted] / [redacted] / [redacted] / x[redacted]x');
+    expect(r.redact('abcd1234-longer / abcd1234 / tok-xyz-987 / xabcd1234x / abcd')).toBe('[redacted] / [redacted] / [redacted] / x[redacted]x / [redacted]');
   });
 
-  it('masks a secret shorter than 4 characters where it stands as a word, not inside other words', () => {
+  it('masks a secret shorter than 8 characters only as a word of its own: a shop number does not eat into other numbers', () => {
+    const r = new Redactor();
+    r.setSource('credentials', ['1000', 'product']);
+    expect(r.redact('salePrice must be a whole number from 1 to 1000000000')).toBe('salePrice must be a whole number from 1 to 1000000000');
+    expect(r.redact('products of shop 1000')).toBe('products of shop [redacted]');
+  });
+
+  it('masks a secret shorter than 8 characters where it stands as a word, not inside other words', () => {
     const r = new Redactor();
     r.setSource('credentials', ['k9', 'a.b', '']);
     r.addToken('t1');
