@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import { databaseInUrl } from './redis-url.js';
 import { maskUrl } from './mask-url.js';
 import { LUA_DIR } from './paths.js';
-import { RedisUnavailable } from './redis-errors.js';
+import { RedisUnavailable, refusedCredentials, refusedCredentialsSentence } from './redis-errors.js';
 import { followSwitches, letGoOnSwitch } from './sentinel-switch.js';
 import { REDIS_WAIT_NOTICE_MS, noticeSlowAnswers } from './redis-wait-notice.js';
 
@@ -310,6 +310,7 @@ export async function connectChecked(client: RedisClient, config: Config): Promi
       );
     }
     const cause = lastErrors.get(client) ?? err;
+    if (refusedCredentials(cause)) throw new RedisUnavailable(refusedCredentialsSentence(describeRedis(config), cause));
     const reason = maskUrl(cause instanceof Error ? cause.message : String(cause));
     throw new RedisUnavailable(
       `cannot reach ${describeRedis(config)} (${reason}): start Redis or set REDIS_URL / REDIS_CLUSTER_NODES / REDIS_SENTINELS.`,

@@ -41,6 +41,21 @@ describe('Redis settings at start-up', () => {
     expect(await redis.client().dbsize()).toBe(0);
   });
 
+  it('a Redis that refuses the credentials stops upload, status and workers with one sentence that names REDIS_URL and shows no password', async () => {
+    redis = await startRedis(['--requirepass', 'right-pass-77']);
+    const none = { ...envFor(redis) };
+    const wrong = { ...envFor(redis), REDIS_URL: redis.url.replace('redis://', 'redis://:wr@ng-pass@') };
+    for (const [env, why] of [[none, 'it wants a password, and REDIS_URL gives none'], [wrong, 'the user or password REDIS_URL gives is wrong']] as const) {
+      for (const args of [['upload', sheet, '--seller', 'PW1', '--json'], ['status'], ['workers', '--processes', '1']]) {
+        const run = await runCli(args, env, 30_000);
+        expect(run.code, args[0]).toBe(1);
+        const out = run.stdout + run.stderr;
+        expect(out).toContain(`refused the connection: ${why}; set REDIS_URL with the user and password it wants.`);
+        expect(out).not.toMatch(/ng-pass|right-pass|Unexpected error|\n\s+at /);
+      }
+    }
+  });
+
   it('a worker process on a database this Redis lacks exits with the sentence before its BullMQ worker writes anything to database 0', async () => {
     // the pool's supervisor checks too, but its children start at once: the one that
     // connects first must not serve the queue in database 0 (BullMQ's stalled check

@@ -3,7 +3,7 @@ import { ConfigError } from '../config-error.js';
 import { UploadRejected } from '../excel/errors.js';
 import { stripControls } from '../excel/parse-products.js';
 import { maskUrl } from '../mask-url.js';
-import { NotReplicated, RedisMisconfigured, RedisUnavailable } from '../redis-errors.js';
+import { NotReplicated, RedisMisconfigured, RedisUnavailable, refusedCredentials, refusedCredentialsSentence } from '../redis-errors.js';
 import { ConsoleRefused } from '../console/errors.js';
 
 /** 4: upload only: the rows are on the master, but no replica confirmed them in time. */
@@ -32,6 +32,11 @@ export function explain(err: unknown): number {
   if (err instanceof NotReplicated) {
     process.stderr.write(`${safeText(err.message.charAt(0).toUpperCase() + err.message.slice(1))}\n`);
     return EXIT.notReplicated;
+  }
+  if (refusedCredentials(err)) {
+    // a long-running command (workers, console) meets it in its first commands, not at a checked connect
+    process.stderr.write(`${safeText(refusedCredentialsSentence('Redis', err))}\n`);
+    return EXIT.failure;
   }
   const known = err instanceof UploadRejected || err instanceof ConfigError || err instanceof RedisUnavailable || err instanceof RedisMisconfigured || err instanceof ConsoleRefused || err instanceof CannotStart;
   const message = err instanceof Error ? err.message : String(err);
