@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { BIN, baseEnv } from './helpers/cli.js';
+import { BIN, baseEnv, startCli } from './helpers/cli.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { startRedis, type TestRedis } from './helpers/redis-server.js';
 import { uploadMany } from './helpers/uploads.js';
@@ -55,5 +55,21 @@ describe('command output through a pipe', () => {
     // its rows are pending and nothing would send them: said once, and no ETA is made up
     expect(r.stdout.split('\n')[0]).toBe('no worker pool is running: pending rows wait until `bulk-register workers` starts');
     expect(r.stdout.match(/ETA unknown until a worker pool runs\)$/gm)).toHaveLength(UPLOADS);
+  });
+
+  it('status --wait stopped by a signal before its upload is done prints the state, says so and exits 1: a script does not go on as if it were done', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const waiting = startCli(['status', '--wait', '--seller', 'OUT-7', '--json'], env);
+      // no pool runs: the upload's 3 rows stay pending; let it read once and wait
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await waiting.stop(signal)).toBe(1);
+      // stdout's JSON and stderr's sentence, in whichever order the two pipes delivered them
+      const lines = waiting.output().trim().split('\n');
+      const json = lines.find((l) => l.startsWith('{'));
+      const sentence = lines.find((l) => !l.startsWith('{'));
+      expect(lines).toHaveLength(2);
+      expect(JSON.parse(json!).uploads).toMatchObject([{ sellerId: 'OUT-7', done: false, pending: 3 }]);
+      expect(sentence).toBe('Stopped before the uploads finished: 1 upload still running, 3 rows pending.');
+    }
   });
 });

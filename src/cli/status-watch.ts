@@ -63,7 +63,7 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
 export async function watchStatus(
   redis: RedisClient, config: Config, filter: StatusFilter,
   opts: { untilDone: boolean; intervalMs?: number; tty?: boolean; write?: (s: string) => void },
-): Promise<void> {
+): Promise<StatusReport | undefined> {
   const tty = opts.tty ?? process.stdout.isTTY === true;
   const write = opts.write ?? ((s: string) => process.stdout.write(s));
   const rates = new RateMeter();
@@ -78,9 +78,10 @@ export async function watchStatus(
       )
     : undefined;
   const bars = new Map<string, cliProgress.SingleBar>();
+  let report: StatusReport | undefined;
   try {
     for (;;) {
-      const report = await readStatus(redis, config, filter);
+      report = await readStatus(redis, config, filter);
       rates.update(report, Date.now());
       const lines = watchLines(report, rates);
       if (multibar) {
@@ -104,4 +105,5 @@ export async function watchStatus(
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+  return report;
 }

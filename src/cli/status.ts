@@ -46,8 +46,8 @@ export async function statusCommand(flags: StatusFlags, config: Config): Promise
       return EXIT.failure;
     }
     if (flags.watch) {
-      await watchStatus(redis, config, filter, { untilDone: Boolean(flags.wait) });
-      return EXIT.ok;
+      const last = await watchStatus(redis, config, filter, { untilDone: Boolean(flags.wait) });
+      return flags.wait ? waitEnded(last) : EXIT.ok;
     }
     if (flags.wait) {
       let stop = false;
@@ -60,11 +60,24 @@ export async function statusCommand(flags: StatusFlags, config: Config): Promise
       }
     }
     process.stdout.write(flags.json ? `${JSON.stringify(statusJson(report))}\n` : formatStatus(report));
-    return EXIT.ok;
+    return flags.wait ? waitEnded(report) : EXIT.ok;
   } finally {
     redis.disconnect();
     waiting?.disconnect();
   }
+}
+
+/**
+ * --wait ends in success only with every chosen upload done: stopped by a signal
+ * before that, it says so and fails, so that `status --wait && next-step` (or a
+ * `timeout` around it) does not go on as if the rows were finished.
+ */
+function waitEnded(report: StatusReport | undefined): number {
+  const unfinished = report?.uploads.filter((u) => !u.done) ?? [];
+  if (report !== undefined && unfinished.length === 0) return EXIT.ok;
+  const pending = unfinished.reduce((n, u) => n + u.pending, 0);
+  process.stderr.write(`Stopped before the uploads finished: ${unfinished.length} upload${unfinished.length === 1 ? '' : 's'} still running, ${pending} row${pending === 1 ? '' : 's'} pending.\n`);
+  return EXIT.failure;
 }
 
 /** How long --wait keeps retrying a Redis that fails (a failover takes seconds), in ms. */
