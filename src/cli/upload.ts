@@ -51,7 +51,9 @@ export async function uploadCommand(file: string, flags: UploadFlags, config: Co
   else process.stdout.write(summaryText(summary, sheet, Boolean(flags.dryRun)));
 
   if (sheet.valid.length === 0) {
-    if (!flags.json) process.stderr.write('No valid row: nothing was enqueued. Fix the rows listed above and upload again.\n');
+    process.stderr.write(flags.json
+      ? 'No valid row: nothing was enqueued. Fix the rows listed in "errors" and upload again.\n'
+      : 'No valid row: nothing was enqueued. Fix the rows listed above and upload again.\n');
     return EXIT.failure;
   }
   return sheet.errors.length > 0 ? EXIT.someInvalid : EXIT.ok;

@@ -77,6 +77,16 @@ export async function enqueueUpload(
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
 
+  // The same file uploaded twice at once (a double submit, two operators): one upload
+  // enqueues it, the other waits for that and then counts as the file uploaded again,
+  // with nothing enqueued (without this claim both reported every row enqueued, and
+  // reserved the seller's rounds twice). The claim is the `enqueuing` mark, which lapses
+  // after ENQUEUE_GRACE_MS when its producer died midway: then the rows go from here.
+  if ((await redis.set(keys.enqueuing, '1', 'PX', ENQUEUE_GRACE_MS, 'NX')) === null) {
+    await enqueuedElsewhere(redis, keys);
+    return enqueueUpload(deps, sellerId, sheet);
+  }
+
   // the seller's shard is recorded with the upload, which stays on it for its whole life.
   // These writes are independent of each other and go out together (one round trip, not
   // nine): with 200 uploads at once, each awaited in turn held every upload's rows back
@@ -167,4 +177,13 @@ function chunks(from: number, to: number, size: number): Array<[number, number]>
   const out: Array<[number, number]> = [];
   for (let i = from; i < to; i += size) out.push([i, Math.min(to, i + size)]);
   return out;
+}
+
+/** Until the upload another producer claimed is enqueued, or its claim lapsed (that producer died). */
+async function enqueuedElsewhere(redis: RedisClient, keys: { upload: string; enqueuing: string }): Promise<void> {
+  for (;;) {
+    const [enqueued, claimed] = await Promise.all([redis.hget(keys.upload, 'enqueued'), redis.exists(keys.enqueuing)]);
+    if (enqueued === '1' || claimed === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

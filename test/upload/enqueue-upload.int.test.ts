@@ -266,3 +266,30 @@ describe('lost rows while a producer adds them', () => {
     expect(await lostRows(redis, config, ns, 'L2', first.uploadId, Date.now())).toEqual([]);
   });
 });
+
+describe('the same file uploaded at once', () => {
+  it('the same file uploaded four times at once enqueues its rows once: one upload reports them, the others report it already uploaded with none', async () => {
+    const deps = await onEmptyQueue();
+    const sheet = loadedSheetOf('TWICE', 30);
+    const results = await Promise.all([1, 2, 3, 4].map(() => enqueueUpload(deps, 'TWICE', sheet)));
+    expect(results.filter((r) => !r.alreadyUploaded)).toMatchObject([{ enqueued: 30 }]);
+    expect(results.filter((r) => r.alreadyUploaded)).toMatchObject([{ enqueued: 0 }, { enqueued: 0 }, { enqueued: 0 }]);
+    expect(new Set(results.map((r) => r.uploadId)).size).toBe(1);
+    expect(await queue.getJobs(['prioritized', 'delayed', 'waiting'])).toHaveLength(30);
+    const up = await redis.hgetall(uploadKeys(namespaceOf(config.queuePrefix), 'TWICE', results[0]!.uploadId).upload);
+    expect(up).toMatchObject({ total: '30', enqueued: '1' });
+  });
+
+  it('an upload whose producer died midway (its claim left behind) is enqueued by the next once the claim lapses', async () => {
+    const deps = await onEmptyQueue();
+    const sheet = loadedSheetOf('DIED', 5);
+    const first = await enqueueUpload(deps, 'DIED', sheet);
+    // as if its producer had claimed it and died before marking it enqueued
+    const keys = uploadKeys(namespaceOf(config.queuePrefix), 'DIED', first.uploadId);
+    await redis.hdel(keys.upload, 'enqueued');
+    await redis.set(keys.enqueuing, '1', 'PX', 600);
+    const again = await enqueueUpload(deps, 'DIED', sheet);
+    expect(again).toMatchObject({ uploadId: first.uploadId, enqueued: 5, alreadyUploaded: false });
+    expect(await redis.hget(keys.upload, 'enqueued')).toBe('1');
+  });
+});
