@@ -35,12 +35,23 @@ export interface SheetColumn {
   field?: Field;
 }
 
-/** One non-empty row as the seller wrote it (cells' display text), for reports. */
+/**
+ * A cell no rule accepts and no text can stand for: a date (as an ISO string),
+ * or an error value (#REF!, also for a formula with no usable result). The
+ * reports write it back as what it is, never as text, so that a row the seller
+ * has not fixed is invalid again, for the same column, when uploaded again.
+ */
+export type KeptCell = { date: string } | { error: string };
+
+/** A cell as the reports keep it: the text the seller sees, or a KeptCell. */
+export type RawValue = string | KeptCell;
+
+/** One non-empty row as the seller wrote it, for reports. */
 export interface RawRow {
   row: number;
-  values: Partial<Record<Field, string>>;
+  values: Partial<Record<Field, RawValue>>;
   /** The extra columns' non-empty cells, by header. */
-  extra: Record<string, string>;
+  extra: Record<string, RawValue>;
 }
 
 export interface ParsedSheet {
@@ -87,6 +98,20 @@ export function displayText(cell: SheetCell | undefined): string {
     case 'date': return '(date)';
     case 'error': return `(${cell.text})`;
   }
+}
+
+/** The error values every spreadsheet program opens (and exceljs writes). */
+export const ERROR_VALUES: ReadonlySet<string> = new Set(['#N/A', '#REF!', '#NAME?', '#DIV/0!', '#NULL!', '#VALUE!', '#NUM!']);
+
+/**
+ * A cell as the reports keep it. An error that is not one of ERROR_VALUES, or
+ * whose value is unknown (a formula with no saved result, or whose error the
+ * reader does not keep), is kept as #N/A; a date too far out to be one, as #NUM!.
+ */
+export function keptValue(cell: SheetCell | undefined): RawValue {
+  if (cell?.kind === 'date') return Number.isNaN(cell.value.getTime()) ? { error: '#NUM!' } : { date: cell.value.toISOString() };
+  if (cell?.kind === 'error') return { error: cell.code !== undefined && ERROR_VALUES.has(cell.code) ? cell.code : '#N/A' };
+  return displayText(cell);
 }
 
 type Check<T> = { ok: true; value: T | undefined } | { ok: false; message: string };
@@ -339,14 +364,14 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   // rows with a value under a column with no header, by column
   const unread = new Map<number, number[]>();
   for (const { row, cells } of productRows) {
-    const values: Partial<Record<Field, string>> = {};
+    const values: Partial<Record<Field, RawValue>> = {};
     const product: Record<string, string | number> = {};
     const errorsBefore = errors.length;
     let rowOk = true;
     for (const field of FIELDS) {
       const index = columns.get(field);
       const cell = index === undefined ? undefined : cells[index];
-      if (index !== undefined) values[field] = displayText(cell);
+      if (index !== undefined) values[field] = keptValue(cell);
       if (index === undefined && !REQUIRED.includes(field)) continue;
       const check = readField(field, cell);
       if (!check.ok) {
@@ -366,12 +391,12 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
     cells.forEach((cell, index) => {
       if ((index >= sheet.header.length || unheaded.has(index)) && !isEmptyCell(cell)) unread.set(index, [...(unread.get(index) ?? []), row]);
     });
-    const extra: Record<string, string> = {};
+    const extra: Record<string, RawValue> = {};
     const attributes: Record<string, string> = {};
     for (const { header, index } of extras) {
       const cell = cells[index];
       if (isEmptyCell(cell)) continue;
-      extra[header] = displayText(cell);
+      extra[header] = keptValue(cell);
       const check = readExtra(header, cell);
       if (!check.ok) {
         errors.push({ row, column: header, message: check.message });

@@ -48,14 +48,14 @@ export function toSheetCell(value: unknown): SheetCell {
   if (typeof value === 'string') return textOf(value);
   if (typeof value === 'number') return Number.isFinite(value) ? { kind: 'number', value } : { kind: 'error', text: 'not a number' };
   if (typeof value === 'boolean') return { kind: 'bool', value };
-  if (value instanceof Date) return { kind: 'date' };
+  if (value instanceof Date) return { kind: 'date', value };
   if (typeof value === 'object') {
     const v = value as Record<string, unknown>;
     if (Array.isArray(v.richText)) {
       return textOf(v.richText.map((run: { text?: unknown }) => String(run?.text ?? '')).join(''));
     }
     if ('formula' in v || 'sharedFormula' in v) return formulaCell(v.result);
-    if ('error' in v) return { kind: 'error', text: `the error ${String(v.error)}` };
+    if ('error' in v) return { kind: 'error', text: `the error ${String(v.error)}`, code: String(v.error) };
     if ('text' in v || 'hyperlink' in v) {
       const text = toSheetCell(v.text);
       return isEmptyCell(text) && typeof v.hyperlink === 'string' ? textOf(v.hyperlink) : text;
@@ -75,7 +75,8 @@ export function formulaCell(result: unknown): SheetCell {
   if (result === '') return EMPTY;
   if (typeof result === 'number' && Number.isNaN(result)) return { kind: 'error', text: 'a formula whose result is an error: fix the formula or type the value instead' };
   if (result !== null && typeof result === 'object' && 'error' in result) {
-    return { kind: 'error', text: `a formula whose result is ${String((result as { error: unknown }).error)}: fix the formula or type the value instead` };
+    const code = String((result as { error: unknown }).error);
+    return { kind: 'error', text: `a formula whose result is ${code}: fix the formula or type the value instead`, code };
   }
   return toSheetCell(result);
 }

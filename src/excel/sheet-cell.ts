@@ -4,8 +4,9 @@ export type SheetCell =
   | { kind: 'text'; text: string }
   | { kind: 'number'; value: number }
   | { kind: 'bool'; value: boolean }
-  | { kind: 'date' }
-  | { kind: 'error'; text: string };
+  | { kind: 'date'; value: Date }
+  /** `text` completes "name holds ..."; `code` is the error value the cell shows (#REF!), when known. */
+  | { kind: 'error'; text: string; code?: string };
 
 export const EMPTY: SheetCell = { kind: 'empty' };
 

@@ -9,7 +9,7 @@
 import ExcelJS from 'exceljs';
 import type { Config } from '../config.js';
 import { FIELDS, REASON_HEADER, WHOLE_LIMITS, type Field } from '../excel/fields.js';
-import type { RowError, SheetColumn } from '../excel/parse-products.js';
+import { ERROR_VALUES, type RawValue, type RowError, type SheetColumn } from '../excel/parse-products.js';
 import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { uploadKeysOf } from '../seller-home.js';
@@ -18,9 +18,9 @@ export type RowStatus = 'registered' | 'duplicate' | 'failed' | 'cancelled' | 'i
 
 export interface ReportRow {
   row: number;
-  values: Partial<Record<Field, string>>;
+  values: Partial<Record<Field, RawValue>>;
   /** The extra columns' cells, by header. */
-  extra?: Record<string, string>;
+  extra?: Record<string, RawValue>;
   status: RowStatus;
   productId?: string;
   reason?: string;
@@ -33,9 +33,12 @@ export class UnknownUpload extends Error {
 /** The columns of uploads stored before the sheet's own columns were kept: every field, by its name. */
 export const FIELD_COLUMNS: readonly SheetColumn[] = FIELDS.map((field) => ({ header: field, field }));
 
-/** The sheet as enqueue-upload.ts stores it; `columns` and `extra` are absent in older uploads. */
+/**
+ * The sheet as enqueue-upload.ts stores it; `columns` and `extra` are absent in
+ * older uploads, whose dates and error values are text ("(date)").
+ */
 interface StoredSheet {
-  raw: Array<{ row: number; values: Partial<Record<Field, string>>; extra?: Record<string, string> }>;
+  raw: Array<{ row: number; values: Partial<Record<Field, RawValue>>; extra?: Record<string, RawValue> }>;
   errors: RowError[];
   columns?: SheetColumn[];
 }
@@ -81,11 +84,20 @@ function text(value: string | undefined): string {
 /**
  * A row's cell in one of the sheet's columns. A whole number in price or stock is
  * written as a number (as text, Excel flags every such cell "number stored as
- * text"); anything else as the seller wrote it.
+ * text"); a date as a date and an error value as that error (as text, "(date)"
+ * would be a valid name, brand or attribute once uploaded again); anything else
+ * as the seller wrote it.
  */
-function cellOf(r: ReportRow, column: SheetColumn): string | number {
-  const value = text(column.field ? r.values[column.field] : r.extra?.[column.header]);
-  return column.field !== undefined && column.field in WHOLE_LIMITS && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+function cellOf(r: ReportRow, column: SheetColumn): string | number | Date | ExcelJS.CellErrorValue {
+  const value = column.field ? r.values[column.field] : r.extra?.[column.header];
+  if (typeof value === 'object') {
+    const date = 'date' in value ? new Date(value.date) : undefined;
+    if (date && !Number.isNaN(date.getTime())) return date;
+    const error = 'error' in value && ERROR_VALUES.has(value.error) ? value.error : '#N/A';
+    return { error: error as ExcelJS.CellErrorValue['error'] };
+  }
+  const shown = text(value);
+  return column.field !== undefined && column.field in WHOLE_LIMITS && /^-?\d{1,15}$/.test(shown) ? Number(shown) : shown;
 }
 
 /**
