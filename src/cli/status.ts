@@ -115,7 +115,7 @@ export function formatStatus(report: StatusReport): string {
   if (report.uploads.length === 0 && report.sellers.length === 0) return 'No uploads yet.\n';
   const lines: string[] = [];
   if (report.api && !report.api.available) {
-    lines.push(`the registration API is unavailable since ${new Date(report.api.since ?? 0).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
+    lines.push(`the registration API is unavailable since ${new Date(report.api.since).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
   }
   const apiDown = report.api !== undefined && !report.api.available;
   const idle = noPool(report);

@@ -9,7 +9,7 @@ import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, waitingForPermit, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
 import { ALL, pauseOf, readPauses, type Pause } from '../steering/pauses.js';
-import { readApiDown } from '../steering/outage.js';
+import { readApiState } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 import { uploadKeysOf } from '../seller-home.js';
 import { readPools } from '../worker/pool-presence.js';
@@ -56,7 +56,7 @@ export interface StatusReport {
   uploads: UploadStatus[];
   sellers: SellerStatus[];
   /** Whether the registration API counts as available (steering/outage.ts), and since when (ms). */
-  api?: { available: boolean; since: number | null };
+  api?: { available: boolean; since: number };
   /** Worker processes up and expected over every running pool (worker/pool-presence.ts): 0 and 0 when none runs. */
   pool?: { up: number; expected: number };
 }
@@ -127,7 +127,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const [pauses, down, pools] = await Promise.all([readPauses(redis, ns), readApiDown(redis, ns), readPools(redis, ns)]);
+  const [pauses, api, pools] = await Promise.all([readPauses(redis, ns), readApiState(redis, ns), readPools(redis, ns)]);
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   // a seller paused on its own is shown (with why and by whom) before its first upload or after its last expired
@@ -151,7 +151,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });
-  return { uploads, sellers, api: { available: down === undefined, since: down?.since ?? null }, pool: { up: pools.up, expected: pools.expected } };
+  return { uploads, sellers, api, pool: { up: pools.up, expected: pools.expected } };
 }
 
 /** Rows are pending and no worker pool runs to send them (a report without the pool's figures says nothing). */
@@ -188,7 +188,7 @@ export function statusJson(report: StatusReport) {
       waitingForPermit: s.waitingForPermit, etaMs: (s.paused || held) && pending.has(s.sellerId) ? null : s.etaMs, pace: s.pace, recentSends: s.recentSends,
       paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
-    api: report.api ?? { available: true, since: null },
+    api: report.api ?? { available: true, since: 0 },
     ...(report.pool ? { pool: report.pool } : {}),
   };
 }

@@ -25,7 +25,7 @@
  * pauses at no extra round trip per row.
  */
 import type { RedisClient } from '../redis.js';
-import { API_DOWN, steerKey } from './steer-key.js';
+import { API_DOWN, API_UP, steerKey } from './steer-key.js';
 
 export const TRIP_AFTER = 4;
 export const TRIP_WINDOW_MS = 10_000;
@@ -88,9 +88,11 @@ export async function markApiDown(redis: RedisClient, ns: string, now: number): 
   return (await redis.hsetnx(steerKey(ns), API_DOWN, JSON.stringify({ since: now }))) === 1;
 }
 
-/** Closes it; true when this call closed it. */
-export async function markApiUp(redis: RedisClient, ns: string): Promise<boolean> {
-  return (await redis.hdel(steerKey(ns), API_DOWN)) === 1;
+/** Closes it, noting when (`now`, ms since the epoch); true when this call closed it. */
+export async function markApiUp(redis: RedisClient, ns: string, now: number): Promise<boolean> {
+  if ((await redis.hdel(steerKey(ns), API_DOWN)) !== 1) return false;
+  await redis.hset(steerKey(ns), API_UP, JSON.stringify({ since: now }));
+  return true;
 }
 
 /** While open: whether this row may go as the pool's probe now (one per PROBE_EVERY_MS). */
@@ -100,4 +102,14 @@ export async function takeProbe(redis: RedisClient, ns: string): Promise<boolean
 
 export async function readApiDown(redis: RedisClient, ns: string): Promise<ApiDown | undefined> {
   return parseApiDown(await redis.hget(steerKey(ns), API_DOWN));
+}
+
+/**
+ * Whether the API counts as available, and since when (ms since the epoch): when the
+ * outage began, or when the last one ended; 0 when it has never counted as down.
+ */
+export async function readApiState(redis: RedisClient, ns: string): Promise<{ available: boolean; since: number }> {
+  const [down, up] = await redis.hmget(steerKey(ns), API_DOWN, API_UP);
+  const outage = parseApiDown(down);
+  return outage ? { available: false, since: outage.since } : { available: true, since: parseApiDown(up)?.since ?? 0 };
 }

@@ -8,6 +8,7 @@
  *     pause:<sellerId>  JSON Pause   a seller's pause (`pause:*`: every seller)
  *     cancel:<uploadId> ms           an upload cancelled (steering/cancel.ts)
  *     api-down          JSON ApiDown the API counts as unavailable (steering/outage.ts)
+ *     api-up            JSON ApiDown when it last became available again (its `since`)
  *     marketplace-rules "announced"   an answer carried a seller's rule (rate-limit/seller-limits.ts)
  *
  * Kept in Redis: it survives restarts of the pool and a failover.
@@ -16,4 +17,5 @@ export const steerKey = (ns: string) => `${ns}:steer`;
 export const PAUSE = 'pause:';
 export const CANCEL = 'cancel:';
 export const API_DOWN = 'api-down';
+export const API_UP = 'api-up';
 export const MARKETPLACE_RULES = 'marketplace-rules';

@@ -271,7 +271,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       noteAnswered(grantedAt);
       if (deps.pauses.apiDown()) {
         deps.pauses.noteApi(undefined);
-        if (await markApiUp(deps.redis, ns).catch(() => false)) {
+        if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
           log.info('the registration API answers again: the pool resumes sending');
           deps.onApiBack?.();
         }

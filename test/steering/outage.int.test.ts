@@ -74,7 +74,10 @@ describe('an API outage', () => {
     const done = await runCli(['status', '--wait', '--json'], env, 180_000);
     const end = JSON.parse(done.stdout);
     for (const u of end.uploads) expect(u).toMatchObject({ total: 400, registered: 400, failed: 0, pending: 0 });
-    expect(end.api).toEqual({ available: true, since: null });
+    // available again since the probe that ended the outage (ms since the epoch)
+    expect(end.api).toEqual({ available: true, since: expect.any(Number) });
+    expect(end.api.since).toBeGreaterThanOrEqual(backAt - 1000);
+    expect(end.api.since).toBeLessThanOrEqual(Date.now());
     const stats = api.statsSnapshot();
     expect(stats.totals.tooMany).toBe(0);
     // the 503s: the calls in flight when it began, then about one probe every 2 s
