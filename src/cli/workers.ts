@@ -25,7 +25,8 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   // sentence, exit 1); the credentials first, so that the adapter's error is told without them
   const redactor = new Redactor();
   if (config.registrationToken) redactor.setSource('REGISTRATION_TOKEN', [config.registrationToken]);
-  CredentialStore.open(config.sellerCredentialsFile, redactor).close();
+  // kept open to watch the file: a reload or a bad edit is logged here once for the pool, not by each process
+  const credentials = CredentialStore.open(config.sellerCredentialsFile, redactor, { log, watch: true });
   const adapter = await loadAdapter(config, process.cwd(), redactor);
   const signer = checkWebhookConfig(config);
   log.info({ adapter: adapter.name, tokens: adapter.tokens, credentials: config.sellerCredentialsFile ? 'file' : 'none' }, 'registration adapter loaded');
@@ -119,6 +120,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   clearInterval(reconcileTimer);
   clearInterval(cancelTimer);
   clearInterval(collectTimer);
+  credentials.close();
   await delivery?.close().catch(() => undefined);
   await outbox?.close().catch(() => undefined);
   await pool.stop();

@@ -123,7 +123,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   // the adapter and the credentials were checked by `workers` before the pool started
   const redactor = new Redactor();
   if (config.registrationToken) redactor.setSource('REGISTRATION_TOKEN', [config.registrationToken]);
-  const credentials = CredentialStore.open(config.sellerCredentialsFile, redactor, { log, watch: true });
+  // each process follows the file; the pool's supervisor logs its reloads and bad edits, once for the pool
+  const credentials = CredentialStore.open(config.sellerCredentialsFile, redactor, { watch: true });
   const adapter = await loadAdapter(config, process.cwd(), redactor);
   const client = createRegistrationClient({ baseUrl: config.apiUrl, timeoutMs: config.apiTimeoutMs, adapter, redactor });
   // with WORKER_CONCURRENCY=auto the process runs as many jobs at once as the API's answer time calls for
