@@ -133,7 +133,7 @@ export function formatStatus(report: StatusReport): string {
       const eta = apiDown && pending ? 'ETA unknown while the API is unavailable'
         : idle && pending ? 'ETA unknown until a worker pool runs'
         : `ETA ${formatDuration(s.etaMs)}${s.etaMs > 0 ? `, paced by ${s.pace === 'pool' ? 'the pool (rows wait for a worker)' : 'its rule'}` : ''}`;
-      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ${eta})`);
+      lines.push(`seller ${s.sellerId}  (${rule}, ${next}, ${s.waitingForPermit} waiting for a permit, ${s.inProgress} in progress, ${eta})`);
     }
     // a seller paused on its own before its first upload (or after its last expired)
     if (uploads.length === 0) lines.push('  no uploads');

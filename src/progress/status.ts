@@ -41,6 +41,8 @@ export interface SellerStatus {
   windowMs: number;
   /** Rows already holding a later slot (waiting for a permit). */
   waitingForPermit: number;
+  /** The seller's calls out at the API now (granted, not answered yet). */
+  inProgress: number;
   etaMs: number;
   /** What sets the pace now: the seller's rule, or the pool (its rows wait for a worker). */
   pace: Pace;
@@ -147,7 +149,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       plannedAhead: waiting, recentSends: p.recentSends ?? 0, recentSpanMs: p.recentSpanMs ?? 0,
     });
     return {
-      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: waiting, etaMs, pace,
+      sellerId, nextPermitInMs: p.nextPermitInMs, limit: p.limit, windowMs: p.windowMs, waitingForPermit: waiting, inProgress: p.inFlight ?? 0, etaMs, pace,
       recentSends: p.recentSends ?? 0, paused: pauseOf(pauses, sellerId) ?? null, ruleSource,
     };
   });
@@ -185,7 +187,7 @@ export function statusJson(report: StatusReport) {
     })),
     sellers: report.sellers.map((s) => ({
       sellerId: s.sellerId, nextPermitInMs: s.nextPermitInMs, limit: s.limit, windowMs: s.windowMs,
-      waitingForPermit: s.waitingForPermit, etaMs: (s.paused || held) && pending.has(s.sellerId) ? null : s.etaMs, pace: s.pace, recentSends: s.recentSends,
+      waitingForPermit: s.waitingForPermit, inProgress: s.inProgress, etaMs: (s.paused || held) && pending.has(s.sellerId) ? null : s.etaMs, pace: s.pace, recentSends: s.recentSends,
       paused: s.paused ? { reason: s.paused.reason, by: s.paused.by, since: s.paused.since } : null, ruleSource: s.ruleSource,
     })),
     api: report.api ?? { available: true, since: 0 },

@@ -14,7 +14,7 @@ const upload = (registered: number): UploadStatus => ({
   cancelled: 0, cancelledAt: undefined, pending: 10 - registered, lost: 0, invalid: 0, done: registered === 10,
 });
 const seller: SellerStatus = {
-  sellerId: 'S1', nextPermitInMs: 0, limit: 100, windowMs: 60_000, waitingForPermit: 0, etaMs: 1500, pace: 'pool', recentSends: 3, paused: null, ruleSource: 'config',
+  sellerId: 'S1', nextPermitInMs: 0, limit: 100, windowMs: 60_000, waitingForPermit: 0, inProgress: 2, etaMs: 1500, pace: 'pool', recentSends: 3, paused: null, ruleSource: 'config',
 };
 const report = (registered: number, pool?: { up: number; expected: number }): StatusReport => ({ uploads: [upload(registered)], sellers: [seller], ...(pool ? { pool } : {}) });
 
@@ -45,6 +45,11 @@ describe('status and the worker pool', () => {
     expect(watchLines(down, new RateMeter())[0]!.text).toMatch(/\| held: the API is unavailable$/);
     // nothing pending: no seller waits on the API
     expect(formatStatus({ ...report(10, { up: 16, expected: 16 }), api: { available: false, since: 1 } })).not.toMatch(/ETA unknown/);
+  });
+
+  it('gives each seller its rows waiting for a permit and its calls in progress, as cli.md lists them', () => {
+    expect(formatStatus(report(4, { up: 16, expected: 16 }))).toMatch(/, 0 waiting for a permit, 2 in progress, ETA/);
+    expect(statusJson(report(4)).sellers[0]).toMatchObject({ waitingForPermit: 0, inProgress: 2 });
   });
 
   it('says how many processes are up when some are down', () => {
