@@ -37,8 +37,10 @@ export function verifySellerToken(secret: string, token: string, nowMs: number):
   if (parts.length !== 3) return { ok: false, reason: 'malformed' };
   const [sellerId, expiry, signature] = parts as [string, string, string];
   if (!SELLER_ID.test(sellerId) || !/^\d{1,12}$/.test(expiry) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return { ok: false, reason: 'malformed' };
-  const expected = sellerSignature(secret, sellerId, Number(expiry));
-  const given = Buffer.from(signature, 'base64url');
+  // compared as text, not as decoded bytes: decoding ignores the low bits of the last
+  // character, so several spellings decode to the same signature, and only the one we wrote may pass
+  const expected = Buffer.from(b64url(sellerSignature(secret, sellerId, Number(expiry))));
+  const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'signature' };
   const expiresAt = Number(expiry) * 1000;
   if (expiresAt <= nowMs) return { ok: false, reason: 'expired' };

@@ -30,6 +30,7 @@ import { hostNameOf, isLoopbackHost, operatorSession, sameSecret, verifySellerTo
 import { LiveFeed, viewSender } from './live.js';
 import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
 import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
+import { sellerStatusJson } from './seller-status.js';
 import type { ConsoleSnapshot, SnapshotReader } from './snapshot.js';
 import { viewOf, type Scope } from './views.js';
 import { cancelUpload, sellerOfUpload } from '../steering/cancel.js';
@@ -373,11 +374,6 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     if (requireWrite(c).kind !== 'operator') throw new ApiError(403, 'only an operator may pause or resume sellers.');
   };
   const ns = namespaceOf(config.queuePrefix);
-  const sellerJson = async (sellerId: string) => {
-    const report = await readStatus(deps.redis, config, { sellerId });
-    const seller = statusJson(report).sellers.find((s) => s.sellerId === sellerId);
-    return seller ?? { sellerId, paused: null };
-  };
   const sellerParam = (c: Context): string => {
     const sellerId = c.req.param('id') ?? '';
     if (!SELLER_ID.test(sellerId)) throw new ApiError(400, `seller ${JSON.stringify(sellerId.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
@@ -417,7 +413,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     const sellerId = sellerParam(c);
     await pauseSeller(deps.redis, ns, sellerId, { reason: await reasonOf(c), by: 'operator', since: deps.now() });
     log.info({ sellerId }, 'seller paused from the console');
-    return c.json(await sellerJson(sellerId), 200);
+    return c.json(await sellerStatusJson(deps.redis, config, sellerId), 200);
   });
 
   app.post('/api/sellers/:id/resume', async (c) => {
@@ -425,7 +421,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     const sellerId = sellerParam(c);
     await resumeSeller(deps.redis, ns, sellerId, deps.queues, log);
     log.info({ sellerId }, 'seller resumed from the console');
-    return c.json(await sellerJson(sellerId), 200);
+    return c.json(await sellerStatusJson(deps.redis, config, sellerId), 200);
   });
 
   app.post('/api/pause-all', async (c) => {
@@ -487,15 +483,20 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     return streamSSE(c, async (stream) => {
       let id = 0;
       let writing = Promise.resolve();
-      const send = viewSender<ConsoleSnapshot>(
-        (snapshot) => JSON.stringify(viewOf(snapshot, scope)),
-        (data) => {
-          writing = writing.then(() => stream.writeSSE({ event: 'status', data, id: String(++id) })).catch(() => undefined);
+      const write = (event: 'status' | 'unavailable', data: string) => {
+        writing = writing.then(() => stream.writeSSE({ event, data, id: String(++id) })).catch(() => undefined);
+      };
+      const statusSender = () => viewSender<ConsoleSnapshot>((snapshot) => JSON.stringify(viewOf(snapshot, scope)), (data) => write('status', data), HEARTBEAT_MS, deps.now);
+      let send = statusSender();
+      const unsubscribe = deps.feed.subscribe(
+        (snapshot) => send(snapshot),
+        // while Redis does not answer there is no status to send: say so on every tick instead
+        // (the page then shows it is not live); a fresh sender sends the next view at once
+        () => {
+          send = statusSender();
+          write('unavailable', JSON.stringify({ error: REDIS_DOWN }));
         },
-        HEARTBEAT_MS,
-        deps.now,
       );
-      const unsubscribe = deps.feed.subscribe(send);
       await new Promise<void>((resolve) => {
         stream.onAbort(() => resolve());
         // a seller link's stream ends when the link expires

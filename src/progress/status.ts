@@ -66,6 +66,8 @@ export interface StatusReport {
 export interface StatusFilter {
   uploadId?: string | undefined;
   sellerId?: string | undefined;
+  /** List `sellerId` even with no upload and no pause (its rule and sends, as for any seller). */
+  listSeller?: boolean;
 }
 
 export function limiterFor(redis: RedisClient, config: Config): SellerLimiter {
@@ -138,6 +140,7 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
       if (sellerId !== ALL && (!filter.sellerId || sellerId === filter.sellerId) && !pendingOf.has(sellerId)) pendingOf.set(sellerId, 0);
     }
   }
+  if (filter.listSeller && filter.sellerId && !pendingOf.has(filter.sellerId)) pendingOf.set(filter.sellerId, 0);
   const sellers = await mapLimit([...pendingOf.keys()].sort(bySellerId), READS_AT_ONCE, async (sellerId): Promise<SellerStatus> => {
     const [p, ruleSource] = await Promise.all([limiter.peek(sellerId), ruleSourceOf(redis, ns, sellerId)]);
     const pending = pendingOf.get(sellerId)!;

@@ -22,6 +22,14 @@ describe('seller links', () => {
     expect(verifySellerToken('another-secret', token, NOW)).toEqual({ ok: false, reason: 'signature' });
   });
 
+  it('refuse a signature spelled any other way than it was signed, even one that decodes to the same bytes', () => {
+    const [seller, expiry, sig] = token.split('.') as [string, string, string];
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (const last of alphabet.replace(sig.at(-1)!, '')) {
+      expect(verifySellerToken(SECRET, `${seller}.${expiry}.${sig.slice(0, -1)}${last}`, NOW), last).toEqual({ ok: false, reason: 'signature' });
+    }
+  });
+
   it('refuse malformed tokens without throwing', () => {
     for (const bad of ['', 'x', 'a.b', 'S-1.123.short', `S 1.${NOW}.${'A'.repeat(43)}`, `${token}.extra`, `S-1.-5.${'A'.repeat(43)}`]) {
       expect(verifySellerToken(SECRET, bad, NOW)).toEqual({ ok: false, reason: 'malformed' });

@@ -195,6 +195,38 @@ describe('console API', () => {
     }
   });
 
+  it('answers pause and resume with the whole seller as `status --json` shows it, with no upload or pause before', async () => {
+    const json = { ...ops, 'Content-Type': 'application/json' };
+    const resumed = await fetch(`${s.url}/api/sellers/IDLE1/resume`, { method: 'POST', headers: ops });
+    expect(resumed.status).toBe(200);
+    const idle = (await resumed.json()) as Record<string, unknown>;
+    expect(idle).toMatchObject({ sellerId: 'IDLE1', paused: null, limit: 10, windowMs: 2000, nextPermitInMs: 0, ruleSource: 'config' });
+
+    const paused = (await (await fetch(`${s.url}/api/sellers/IDLE1/pause`, { method: 'POST', headers: json, body: '{"reason":"audit"}' })).json()) as Record<string, unknown>;
+    expect(paused).toMatchObject({ sellerId: 'IDLE1', paused: { reason: 'audit', by: 'operator' } });
+    // while paused, status lists the seller: the shape every answer must have
+    const status = JSON.parse((await runCli(['status', '--seller', 'IDLE1', '--json'], s.stage.env)).stdout) as { sellers: Array<Record<string, unknown>> };
+    const listed = status.sellers.find((x) => x.sellerId === 'IDLE1')!;
+    const again = (await (await fetch(`${s.url}/api/sellers/IDLE1/resume`, { method: 'POST', headers: ops })).json()) as Record<string, unknown>;
+    expect(again).toMatchObject({ sellerId: 'IDLE1', paused: null });
+    for (const answer of [idle, paused, again]) expect(Object.keys(answer).sort()).toEqual(Object.keys(listed).sort());
+    expect(paused).toEqual(listed);
+  });
+
+  it('refuses a link whose signature is spelled otherwise in its last character, whatever that character', async () => {
+    const link = s.sellerLink('TAMPER1');
+    expect((await fetch(link)).status).toBe(200);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (const last of alphabet.replace(link.at(-1)!, '')) {
+      const tampered = `${link.slice(0, -1)}${last}`;
+      const token = tampered.slice(tampered.indexOf('/s/') + 3);
+      const page = await fetch(tampered);
+      expect(page.status, last).toBe(403);
+      expect(await page.text()).not.toContain('TAMPER1');
+      expect((await fetch(`${s.url}/api/uploads?token=${token}`)).status, last).toBe(403);
+    }
+  });
+
   it("answers another seller's report as it answers an unknown one, and keeps no page in a cache", async () => {
     const mine = await post(form(sheet('seller-c-7.xlsx'), 'c.xlsx', { seller: 'REP1' }));
     expect(mine.status).toBe(200);

@@ -12,7 +12,7 @@ const upload = (sellerId: string, uploadId: string, registered: number, total = 
   pending: total - registered, lost: 0, invalid: 0, done: registered >= total,
 });
 const seller = (sellerId: string, nextPermitInMs = 0): SellerStatus => ({
-  sellerId, nextPermitInMs, limit: 10, windowMs: 2000, waitingForPermit: 0, etaMs: 0, pace: 'rule', recentSends: 3, paused: null, ruleSource: 'config',
+  sellerId, nextPermitInMs, limit: 10, windowMs: 2000, waitingForPermit: 0, inProgress: 0, etaMs: 0, pace: 'rule', recentSends: 3, paused: null, ruleSource: 'config',
 });
 const snapshot = (registered: number): ConsoleSnapshot => ({
   report: { uploads: [upload('A', 'a1', registered), upload('B', 'b1', 10)], sellers: [seller('A', 500), seller('B')], pool: { up: 2, expected: 2 } },
@@ -52,6 +52,65 @@ describe('LiveFeed', () => {
     const late: ConsoleSnapshot[] = [];
     feed.subscribe((s) => late.push(s));
     expect(late).toHaveLength(1);
+    feed.close();
+  });
+});
+
+describe('LiveFeed while Redis does not answer', () => {
+  it('tells every client on each tick once a read has taken stallMs, and sends snapshots again once one answers', async () => {
+    vi.useFakeTimers();
+    let answer: (s: ConsoleSnapshot) => void = () => undefined;
+    let hang = false;
+    const read = vi.fn(() => (hang ? new Promise<ConsoleSnapshot>((resolve) => { answer = resolve; }) : Promise.resolve(snapshot(1))));
+    const feed = new LiveFeed({ read, intervalMs: 1000, stallMs: 3000 });
+    const got: number[] = [];
+    const stalls: number[] = [];
+    feed.subscribe((s) => got.push(s.report.uploads[0]!.registered), (since) => stalls.push(since));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(got).toEqual([1]);
+
+    hang = true;
+    const hungAt = Date.now() + 1000;
+    await vi.advanceTimersByTimeAsync(3000); // the read began at the next tick: not stalled yet
+    expect(stalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(stalls.length).toBeGreaterThanOrEqual(2); // on every tick, not once
+    expect(new Set(stalls)).toEqual(new Set([hungAt]));
+    expect(read).toHaveBeenCalledTimes(2); // no reads piled up behind the one waiting
+
+    // a client that joins now hears of the outage, not the numbers from before it
+    const late: string[] = [];
+    feed.subscribe(() => late.push('snapshot'), () => late.push('stalled'));
+    expect(late).toEqual(['stalled']);
+
+    hang = false;
+    answer(snapshot(5));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(got).toEqual([1, 5]);
+    const before = stalls.length;
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(stalls.length).toBe(before);
+    expect(got).toEqual([1, 5, 1, 1]);
+    feed.close();
+  });
+
+  it('counts a failed read as stalled at once, and reports the error', async () => {
+    vi.useFakeTimers();
+    const errors: unknown[] = [];
+    let fail = true;
+    const feed = new LiveFeed({ read: async () => { if (fail) throw new Error('Connection is closed.'); return snapshot(2); }, intervalMs: 1000, onError: (e) => errors.push(e) });
+    const stalls: number[] = [];
+    const got: ConsoleSnapshot[] = [];
+    feed.subscribe((s) => got.push(s), (since) => stalls.push(since));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stalls).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(stalls).toHaveLength(2);
+    fail = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(got).toHaveLength(1);
+    expect(stalls).toHaveLength(2);
     feed.close();
   });
 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSellerToken } from '../../src/console/access.js';
+import { STALL_MS } from '../../src/console/live.js';
 import { startConsole, type RunningConsole } from '../../src/cli/console.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -80,6 +81,30 @@ async function everyRedisRequest() {
   return out;
 }
 
+/** The events of an open /api/events stream as they arrive: name, data and when (ms). */
+function listen(path: string) {
+  const controller = new AbortController();
+  const events: Array<{ event: string; data: string; at: number }> = [];
+  const reading = (async () => {
+    const res = await fetch(url(path), { signal: controller.signal });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffered += decoder.decode(value, { stream: true });
+      for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+        const block = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        events.push({ event: /^event: (.*)$/m.exec(block)?.[1] ?? 'message', data: /^data: (.*)$/m.exec(block)?.[1] ?? '', at: Date.now() });
+      }
+    }
+  })().catch(() => undefined);
+  const after = (event: string, t: number) => events.filter((e) => e.event === event && e.at >= t);
+  return { events, after, close: () => { controller.abort(); return reading; } };
+}
+
 describe('console while Redis is away', () => {
   it('answers 503 with one sentence within the wait while Redis is stopped, queues nothing for later, and serves again once it is back', async () => {
     await until('the console answers', async () => (await fetch(url('/api/uploads'))).status === 200, 20_000);
@@ -130,6 +155,40 @@ describe('console while Redis is away', () => {
     }
     await until('the console serves again', async () => (await fetch(url('/api/uploads'))).status === 200, 20_000);
   }, 60_000);
+
+  it('keeps the live stream talking while Redis is shut down or frozen: "unavailable" events, then status again once it answers', async () => {
+    await until('the console answers', async () => (await fetch(url('/api/uploads'))).status === 200, 20_000);
+    const stream = listen('/api/events');
+    try {
+      await until('a first status event', () => stream.after('status', 0).length > 0, 10_000);
+
+      // SIGTERM shuts Redis down as `redis-cli shutdown` does: the connection closes and the console's reads wait for it
+      redis.process.kill('SIGTERM');
+      const downAt = Date.now();
+      await until('an unavailable event', () => stream.after('unavailable', downAt).length > 0, STALL_MS + 5000, 50);
+      const [first] = stream.after('unavailable', downAt);
+      expect(JSON.parse(first!.data)).toEqual({ error: expect.stringMatching(/^Redis does not answer/) });
+      // and it goes on saying so: the stream is not silent while Redis is away
+      await until('more unavailable events', () => stream.after('unavailable', first!.at + 1).length >= 2, 5000, 50);
+      expect(stream.after('status', downAt + 100)).toEqual([]);
+
+      await redis.restart();
+      const upAt = Date.now();
+      await until('status events once Redis is back', () => stream.after('status', upAt).length > 0, 20_000);
+
+      redis.process.kill('SIGSTOP');
+      const frozenAt = Date.now();
+      try {
+        await until('an unavailable event while Redis is frozen', () => stream.after('unavailable', frozenAt).length > 0, STALL_MS + 5000, 50);
+      } finally {
+        redis.process.kill('SIGCONT');
+      }
+      const thawedAt = Date.now();
+      await until('status events once Redis answers', () => stream.after('status', thawedAt).length > 0, 20_000);
+    } finally {
+      await stream.close();
+    }
+  }, 90_000);
 
   it('with no operator token, answers only to a loopback Host: a rebound name gets 403 and changes nothing', async () => {
     const port = new URL(running.url).port;

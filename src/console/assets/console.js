@@ -364,26 +364,72 @@ function renderOps(view) {
 
 const render = page === 'ops' ? renderOps : renderSeller;
 
+/**
+ * A stream that has said nothing for this long (the server sends an event at least
+ * every 2 s: a status, or that its Redis does not answer) may be dead without having
+ * closed (a proxy, a laptop waking up): the page stops calling itself live and opens
+ * a new one.
+ */
+const SILENT_MS = 6000;
+
 function connect() {
   const live = document.querySelector('[data-test="live"]');
-  const source = new EventSource(withToken('/api/events'));
-  source.addEventListener('status', (e) => {
+  const notice = document.querySelector('[data-test="stale"]');
+  let lastEventAt = Date.now();
+  // the figures on the page are from here (the page was rendered with them)
+  let freshAt = Date.now();
+  let expired = false;
+  let source;
+
+  const isLive = () => {
     live.dataset.live = '1';
     live.textContent = t.live;
-    render(JSON.parse(e.data));
-  });
-  source.addEventListener('error', () => {
+    notice.hidden = true;
+    notice.textContent = '';
+  };
+  const notLive = (label, sentence) => {
     live.dataset.live = '0';
-    live.textContent = t.offline;
-    // a seller link that expired while the page was open: say so, instead of reconnecting for ever
-    if (page !== 'seller') return;
-    fetch(withToken('/api/uploads')).then((res) => {
-      if (res.status !== 403) return;
-      source.close();
-      live.textContent = t.linkExpired;
-      live.classList.add('error');
-    }, () => undefined);
-  });
+    live.textContent = label;
+    if (sentence) {
+      notice.hidden = false;
+      notice.textContent = sentence.replace('{time}', new Date(freshAt).toLocaleTimeString());
+    }
+  };
+
+  function open() {
+    source = new EventSource(withToken('/api/events'));
+    source.addEventListener('status', (e) => {
+      lastEventAt = freshAt = Date.now();
+      isLive();
+      render(JSON.parse(e.data));
+    });
+    // the server's Redis does not answer: the figures shown are the last ones read
+    source.addEventListener('unavailable', () => {
+      lastEventAt = Date.now();
+      notLive(t.notLive, t.liveRedisAway);
+    });
+    source.addEventListener('error', () => {
+      notLive(t.offline);
+      // a seller link that expired while the page was open: say so, instead of reconnecting for ever
+      if (page !== 'seller') return;
+      fetch(withToken('/api/uploads')).then((res) => {
+        if (res.status !== 403) return;
+        expired = true;
+        source.close();
+        live.textContent = t.linkExpired;
+        live.classList.add('error');
+      }, () => undefined);
+    });
+  }
+
+  open();
+  setInterval(() => {
+    if (expired || Date.now() - lastEventAt < SILENT_MS) return;
+    notLive(t.offline, t.liveSilent);
+    source.close();
+    lastEventAt = Date.now();
+    open();
+  }, 1000);
 }
 
 for (const form of document.querySelectorAll('[data-test="upload-form"]')) setupForm(form);

@@ -40,6 +40,7 @@ function layout(lang: Lang, title: string, body: Html, data: { page: string; tok
   </div>
 </header>
 <p class="api-down" data-test="api" data-available="1" hidden></p>
+<p class="api-down" data-test="stale" role="status" hidden></p>
 <main>
 ${body}
 </main>
