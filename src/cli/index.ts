@@ -204,7 +204,7 @@ const consoleCmd = program
   );
 consoleCmd
   .command('link')
-  .description("print a signed link to a seller's page (needs CONSOLE_SECRET)")
+  .description("print a signed link to a seller's page (needs CONSOLE_SECRET); its address is CONSOLE_PUBLIC_URL, else http://CONSOLE_HOST:CONSOLE_PORT (set them as the console runs: its --port is not known here)")
   .requiredOption('--seller <id>', 'the seller the link opens', once('--seller'))
   .option('--ttl <duration>', 'how long the link works: 90s, 30m, 12h, 7d (default 7d, at most 366d)')
   .action((opts: { seller: string; ttl?: string }) => run(async () => (await import('./console.js')).consoleLinkCommand(await configWith(), opts)));
