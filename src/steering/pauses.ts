@@ -237,6 +237,8 @@ export class PauseWatch {
   private announcedInRedis = false;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
+  /** Counts the supervisor's messages taken in: this process's own read, if one arrived meanwhile, is older. */
+  private relayed = 0;
   private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
   private readonly upListeners: Array<() => void> = [];
 
@@ -256,10 +258,23 @@ export class PauseWatch {
     if (this.reading) return;
     this.reading = true;
     try {
-      this.apply(await this.redis.hgetall(steerKey(this.ns)));
+      const relayedBefore = this.relayed;
+      const all = await this.redis.hgetall(steerKey(this.ns));
+      // The supervisor's read that came in meanwhile is at least as new: this one, issued
+      // before it arrived, may be from before a pause (answered late behind this process's
+      // busy connection), and would undo the pause until the next read here, RELAYED_READ_MS
+      // later, while rows went. Its messages come in the order of its reads, which never overlap.
+      if (this.relayed !== relayedBefore) return;
+      this.apply(all);
     } finally {
       this.reading = false;
     }
+  }
+
+  /** Takes in the steering hash as the supervisor sent it (steering/steer-relay.ts). */
+  applyRelayed(all: Record<string, string>): void {
+    this.relayed++;
+    this.apply(all);
   }
 
   /** Takes in the steering hash, read here or sent by the supervisor. */

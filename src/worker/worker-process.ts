@@ -272,7 +272,7 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
   if (process.send !== undefined && !process.connected) stop('the supervisor went away');
   process.on('message', (m: SupervisorMessage) => {
     if (m?.type === 'shutdown') stop('pool shutdown');
-    else if (m?.type === 'steering') pauses?.apply(m.all);
+    else if (m?.type === 'steering') pauses?.applyRelayed(m.all);
   });
 
   // Every queue shard: this process's QUEUE_SHARDS, and every queue an upload went to
