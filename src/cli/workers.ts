@@ -15,7 +15,7 @@ import { connectService } from './service-redis.js';
 import { migrateLimits } from '../rate-limit/seller-limits.js';
 import { finishedCancels } from '../steering/cancel.js';
 import { readApiDown } from '../steering/outage.js';
-import { checkWebhookConfig, collectEvents, startWebhookDelivery, webhookQueue } from '../steering/webhooks.js';
+import { checkWebhookConfig, collectEvents, startWebhookDelivery, webhookQueue, type WebhookEvent } from '../steering/webhooks.js';
 import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
 import { Redactor } from '../registration/redactor.js';
@@ -78,7 +78,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
     if (collecting || redis.status !== 'ready') return;
     collecting = true;
     collectEvents(redis, config, outbox)
-      .then((events) => { for (const e of events) log.info({ webhookId: `msg_${e.id}`, type: e.type, queued: outbox !== undefined }, 'notification due'); })
+      .then((events) => { for (const e of events) log.info({ ...subjectOf(e), webhookId: `msg_${e.id}`, type: e.type, queued: outbox !== undefined }, 'notification due'); })
       .catch((err: Error) => log.warn({ err }, 'could not look for notifications due'))
       .finally(() => { collecting = false; });
   }, 1000);
@@ -131,4 +131,11 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   redis.disconnect();
   log.info('worker pool stopped');
   return 0;
+}
+
+/** Whom an event is about, for its log line: the seller (with the pause's reason) or the upload. */
+function subjectOf(e: WebhookEvent): Record<string, unknown> {
+  const { seller, upload } = e.data as { seller?: { sellerId: string; paused: { reason: string; by: string } | null }; upload?: { sellerId: string; uploadId: string } };
+  if (upload) return { sellerId: upload.sellerId, uploadId: upload.uploadId };
+  return seller ? { sellerId: seller.sellerId, ...(seller.paused ? { reason: seller.paused.reason, by: seller.paused.by } : {}) } : {};
 }

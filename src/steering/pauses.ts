@@ -66,11 +66,13 @@ export interface PauseEvent {
   sellerId: string;
   /** The pause set, or the one lifted. */
   pause: Pause;
+  /** When it was set or lifted (ms since the epoch); absent in events noted by an earlier version. */
+  at?: number;
 }
 
 async function notePauseEvent(redis: RedisClient, ns: string, event: PauseEvent): Promise<void> {
   const { except: _except, ...pause } = event.pause;
-  await redis.multi().rpush(pauseEventsKey(ns), JSON.stringify({ ...event, pause })).ltrim(pauseEventsKey(ns), -PAUSE_EVENTS_KEPT, -1).exec();
+  await redis.multi().rpush(pauseEventsKey(ns), JSON.stringify({ ...event, pause, at: event.at ?? Date.now() })).ltrim(pauseEventsKey(ns), -PAUSE_EVENTS_KEPT, -1).exec();
 }
 
 export const heldKey = (ns: string, sellerId: string) => `${ns}:held:{${sellerId}}`;

@@ -139,7 +139,7 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
           e = undefined;
         }
         if (e?.type !== 'seller.paused' && e?.type !== 'seller.resumed') continue;
-        const seller = e.sellerId === '*' ? undefined : statusJson(await readStatus(redis, config, { sellerId: e.sellerId })).sellers.find((s) => s.sellerId === e.sellerId);
+        const seller = e.sellerId === '*' ? undefined : statusJson(await readStatus(redis, config, { sellerId: e.sellerId, listSeller: true })).sellers.find((s) => s.sellerId === e.sellerId);
         const event = sellerEvent(e, seller, now);
         if (queue) await enqueue(queue, event);
         added.push(event);
@@ -153,8 +153,10 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
 }
 
 /**
- * A pause event for the outbox. `seller`: the seller as `status --json` shows it now, if it is
- * listed there; its `paused` is the event's (the pause may have been lifted since).
+ * A pause event for the outbox. `seller`: the seller as `status --json` shows it now (every
+ * seller: `*`, for pause --all and resume --all); its `paused` is the event's (the pause may
+ * have been lifted since). Its timestamp is when the pause was set or lifted, not when the
+ * pool found the event (up to a second later, or after a restart).
  */
 function sellerEvent(e: PauseEvent, seller: object | undefined, now: number): WebhookEvent {
   const { type, sellerId, pause } = e;
@@ -163,7 +165,7 @@ function sellerEvent(e: PauseEvent, seller: object | undefined, now: number): We
   return {
     id: `${type}-${sellerId === '*' ? 'all' : sellerId}-${pause.since}`,
     type,
-    timestamp: new Date(now).toISOString(),
+    timestamp: new Date(e.at ?? now).toISOString(),
     data: { seller: { ...(seller ?? { sellerId }), paused } },
   };
 }

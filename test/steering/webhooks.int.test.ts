@@ -85,9 +85,13 @@ describe('signed notifications', () => {
     let pool: Running = stage.pool(2);
     await pool.waitFor(/worker process ready/);
     const u1 = await upload('W1', 20);
+    const pausedAt = Date.now();
     expect((await runCli(['pause', '--seller', 'W2', '--reason', 'maintenance'], stage.env)).code).toBe(0);
+    const pauseReturned = Date.now();
     await new Promise((r) => setTimeout(r, 1500));
+    const resumedAt = Date.now();
     expect((await runCli(['resume', '--seller', 'W2'], stage.env)).code).toBe(0);
+    const resumeReturned = Date.now();
     // a pause lifted at once, and a seller resumed on its own while everyone stays paused: each is told
     for (const args of [['pause', '--seller', 'W1', '--reason', 'quick look'], ['resume', '--seller', 'W1'], ['pause', '--all', '--reason', 'all hands'], ['resume', '--seller', 'W4'], ['resume', '--all']]) {
       expect((await runCli(args, stage.env)).code, args.join(' ')).toBe(0);
@@ -95,6 +99,7 @@ describe('signed notifications', () => {
     await until('W1 done', () => done(u1));
     await new Promise((r) => setTimeout(r, 2500)); // the events are in the outbox; the receiver is not up
     await pool.stop('SIGKILL');
+    const firstPoolOutput = pool.output();
 
     const receiver = startReceiver(2);
     await receiver.listen();
@@ -109,6 +114,16 @@ describe('signed notifications', () => {
     const sellerOf = (type: string, sellerId: string) => byType(type).map((g) => g.body.data.seller as Record<string, unknown>).find((x) => x.sellerId === sellerId);
     expect(sellerOf('seller.paused', 'W2')).toMatchObject({ sellerId: 'W2', paused: { reason: 'maintenance', by: 'operator' } });
     expect(sellerOf('seller.resumed', 'W2')).toMatchObject({ sellerId: 'W2', paused: null });
+    // a seller with no upload, as status --json shows it too
+    expect(sellerOf('seller.resumed', 'W2')).toHaveProperty('ruleSource', 'config');
+    // each event is timed when it happened, not when the pool (down meanwhile) found it
+    const timeOf = (type: string, sellerId: string) => Date.parse(byType(type).find((g) => (g.body.data.seller as { sellerId: string }).sellerId === sellerId)!.body.timestamp);
+    expect(timeOf('seller.paused', 'W2')).toBeGreaterThanOrEqual(pausedAt);
+    expect(timeOf('seller.paused', 'W2')).toBeLessThanOrEqual(pauseReturned);
+    expect(timeOf('seller.resumed', 'W2')).toBeGreaterThanOrEqual(resumedAt);
+    expect(timeOf('seller.resumed', 'W2')).toBeLessThanOrEqual(resumeReturned);
+    // the pool's log says whom each event is about
+    expect(firstPoolOutput).toMatch(/"sellerId":"W2","reason":"maintenance","by":"operator","webhookId":"msg_seller\.paused-W2-\d+","type":"seller\.paused"/);
     const told = (type: string) => byType(type).map((g) => (g.body.data.seller as { sellerId: string }).sellerId).sort();
     expect(told('seller.paused')).toEqual(['*', 'W1', 'W2']);
     expect(told('seller.resumed')).toEqual(['*', 'W1', 'W2', 'W4']);
