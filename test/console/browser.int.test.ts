@@ -5,39 +5,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildProductSheet, buildSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
 import { uploadMany } from '../helpers/uploads.js';
-import { BAD_CATEGORY, launchBrowser, OPS_TOKEN, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
+import { BAD_CATEGORY, OPS_TOKEN, openBrowserStage, type BrowserStage, type ConsoleStage, type PageOptions } from '../helpers/console-stage.js';
 
+let b: BrowserStage;
 let s: ConsoleStage;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  s = await startConsoleStage();
-  browser = await launchBrowser();
+  b = await openBrowserStage();
+  s = b.stage;
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await s?.stop();
+  await b?.close();
 });
 
-async function newPage(opts: { locale?: string; width?: number } = {}): Promise<Page> {
-  const context = await browser.newContext({
-    locale: opts.locale ?? 'en-US',
-    viewport: { width: opts.width ?? 1200, height: 900 },
-    acceptDownloads: true,
-  });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => { throw err; });
-  return page;
-}
+const newPage = (opts?: PageOptions) => b.newPage(opts);
 
 async function workbookRows(path: string): Promise<string[][]> {
   const wb = new ExcelJS.Workbook();

@@ -6,31 +6,22 @@
  * go live again by themselves, without a reload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, OPS_TOKEN, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
+import type { Page } from 'playwright-core';
+import { OPS_TOKEN, openBrowserStage, type BrowserStage, type ConsoleStage } from '../helpers/console-stage.js';
 
+let b: BrowserStage;
 let s: ConsoleStage;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  s = await startConsoleStage({}, 1);
-  browser = await launchBrowser();
+  b = await openBrowserStage({}, 1);
+  s = b.stage;
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await s?.stop();
+  await b?.close();
 });
 
-async function newPage(locale: string): Promise<Page> {
-  const context = await browser.newContext({ locale, viewport: { width: 390, height: 800 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => { throw err; });
-  return page;
-}
+const newPage = (locale: string) => b.newPage({ locale, width: 390, height: 800 });
 
 const LIVE = '[data-test="live"][data-live="1"]';
 const NOT_LIVE = '[data-test="live"][data-live="0"]';

@@ -8,36 +8,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { runCli } from '../helpers/cli.js';
-import { launchBrowser, OPS_TOKEN, startConsoleStage, type ConsoleStage } from '../helpers/console-stage.js';
+import { OPS_TOKEN, openBrowserStage, type BrowserStage, type ConsoleStage } from '../helpers/console-stage.js';
 import { signSellerToken } from '../../src/console/access.js';
 import { SECRET } from '../helpers/console-stage.js';
 
+let b: BrowserStage;
 let s: ConsoleStage;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'br-steer-'));
 
 beforeAll(async () => {
-  s = await startConsoleStage({ QUEUE_PREFIX: '{steer}' });
-  browser = await launchBrowser();
+  b = await openBrowserStage({ QUEUE_PREFIX: '{steer}' });
+  s = b.stage;
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await s?.stop();
+  await b?.close();
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1200, height: 900 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => { throw err; });
-  return page;
-}
+const newPage = () => b.newPage();
 
 async function upload(seller: string, rows: number): Promise<string> {
   const file = join(dir, `${seller}.xlsx`);

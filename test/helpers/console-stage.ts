@@ -4,7 +4,7 @@
  * `bulk-register console`; plus Debian's Chromium driven by playwright-core.
  */
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { signSellerToken } from '../../src/console/access.js';
 import { startCli, type Running } from './cli.js';
 import { freePort } from './redis-server.js';
@@ -59,4 +59,46 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
     ],
   });
+}
+
+export interface PageOptions {
+  locale?: string;
+  width?: number;
+  height?: number;
+}
+
+/** A console stage and a browser for one test file; each page opens in a context of its own, closed with the rest. */
+export interface BrowserStage {
+  stage: ConsoleStage;
+  /** A page (English, 1200 × 900 unless told) that fails the test on any script error; downloads accepted. */
+  newPage(opts?: PageOptions): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function openBrowserStage(env: Record<string, string> = {}, processes = 2): Promise<BrowserStage> {
+  const stage = await startConsoleStage(env, processes);
+  const browser = await launchBrowser().catch(async (err: unknown) => {
+    await stage.stop();
+    throw err;
+  });
+  const contexts: BrowserContext[] = [];
+  return {
+    stage,
+    async newPage(opts = {}) {
+      const context = await browser.newContext({
+        locale: opts.locale ?? 'en-US',
+        viewport: { width: opts.width ?? 1200, height: opts.height ?? 900 },
+        acceptDownloads: true,
+      });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on('pageerror', (err) => { throw err; });
+      return page;
+    },
+    async close() {
+      for (const c of contexts) await c.close().catch(() => undefined);
+      await browser.close();
+      await stage.stop();
+    },
+  };
 }

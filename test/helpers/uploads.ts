@@ -3,8 +3,11 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { parseSheetBytes, type LoadedSheet } from '../../src/excel/load-sheet.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
-import { QueueSet, resolveShardPrefixes } from '../../src/queue.js';
-import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
+import { Queue } from 'bullmq';
+import type { Config } from '../../src/config.js';
+import { QUEUE_NAME } from '../../src/keys.js';
+import { QueueSet, resolveShardPrefixes, type RegistrationJob } from '../../src/queue.js';
+import { bullConnection, connectChecked, createRedis, type RedisClient } from '../../src/redis.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 
 /** Enqueues one upload of `rows` products for each of the sellers `{prefix}-0` .. `{prefix}-{sellers - 1}`. */
@@ -31,4 +34,18 @@ export function loadedSheetOf(seller: string, count: number): LoadedSheet {
     valid: sampleProducts(seller, count).map((product, i) => ({ row: i + 2, product, attributes: {} })),
     sha256: createHash('sha256').update(`${seller}:${count}`).digest('hex'),
   };
+}
+
+/** A sheet's bytes read as `upload` reads them and enqueued for `seller` on the queue of `config`, in-process. */
+export async function enqueueSheet(redis: RedisClient, config: Config, seller: string, bytes: Buffer) {
+  const sheet = await parseSheetBytes(bytes, `${seller}.xlsx`);
+  const connection = bullConnection(config, 'cli');
+  const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
+  try {
+    const result = await enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, seller, sheet);
+    return { sheet, uploadId: result.uploadId, result };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
 }

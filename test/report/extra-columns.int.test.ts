@@ -6,18 +6,17 @@
  * Outcomes are written as a worker records them (the rows hash).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
 import ExcelJS from 'exceljs';
 import { loadConfig, type Config } from '../../src/config.js';
 import { REASON_HEADER } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { buildSheet, ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
 import { QUEUE_NAME, namespaceOf, uploadKeys } from '../../src/keys.js';
-import { QueueSet, jobIdFor, type RegistrationJob } from '../../src/queue.js';
-import { bullConnection, createRedis, type RedisClient } from '../../src/redis.js';
+import { jobIdFor } from '../../src/queue.js';
+import { createRedis, type RedisClient } from '../../src/redis.js';
 import { buildReport, readReportRows } from '../../src/report/upload-report.js';
-import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { enqueueSheet } from '../helpers/uploads.js';
 
 let server: TestRedis;
 let redis: RedisClient;
@@ -44,18 +43,7 @@ const ROWS = [
   ['X-4', 'China', 'Pan', 5000, 2, 'C9', 3000, 'A pan', ''],
 ];
 
-async function enqueued(seller: string, headers = HEADERS, rows: unknown[][] = ROWS) {
-  const sheet = await parseSheetBytes(await buildSheet(headers, rows as never), `${seller}.xlsx`);
-  const connection = bullConnection(config, 'cli');
-  const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-  try {
-    const result = await enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, seller, sheet);
-    return { sheet, uploadId: result.uploadId, result };
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
-}
+const enqueued = async (seller: string, headers = HEADERS, rows: unknown[][] = ROWS) => enqueueSheet(redis, config, seller, await buildSheet(headers, rows as never));
 
 async function rowsOf(bytes: Buffer): Promise<unknown[][]> {
   const wb = new ExcelJS.Workbook();

@@ -7,19 +7,16 @@
  * the seller types the values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
 import ExcelJS from 'exceljs';
 import { loadConfig, type Config } from '../../src/config.js';
 import { REASON_HEADER } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import type { RowError } from '../../src/excel/parse-products.js';
 import { buildSheet, ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
-import { QUEUE_NAME } from '../../src/keys.js';
-import { QueueSet, type RegistrationJob } from '../../src/queue.js';
-import { bullConnection, createRedis, type RedisClient } from '../../src/redis.js';
+import { createRedis, type RedisClient } from '../../src/redis.js';
 import { buildReport, readReportRows } from '../../src/report/upload-report.js';
-import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { enqueueSheet } from '../helpers/uploads.js';
 
 let server: TestRedis;
 let redis: RedisClient;
@@ -61,18 +58,7 @@ const FIXES: Array<Record<string, string>> = [
   { price: '900', stock: '3', imageUrl: 'https://img.example.com/cup.jpg' },
 ];
 
-async function enqueued(seller: string) {
-  const sheet = await parseSheetBytes(await buildSheet(HEADERS, ROWS), `${seller}.xlsx`);
-  const connection = bullConnection(config, 'cli');
-  const queue = new Queue<RegistrationJob>(QUEUE_NAME, { connection, prefix: config.queuePrefix });
-  try {
-    const result = await enqueueUpload({ redis, queues: QueueSet.of(queue), config, now: Date.now }, seller, sheet);
-    return { sheet, uploadId: result.uploadId };
-  } finally {
-    await queue.close();
-    connection.disconnect();
-  }
-}
+const enqueued = async (seller: string) => enqueueSheet(redis, config, seller, await buildSheet(HEADERS, ROWS));
 
 /** Each invalid row's columns and messages, in row order, without the row numbers (the files number them differently). */
 function problems(errors: RowError[]): Array<Array<[string, string]>> {
