@@ -14,7 +14,7 @@ import { WorkerPool } from '../worker/supervisor.js';
 import { connectService } from './service-redis.js';
 import { migrateLimits } from '../rate-limit/seller-limits.js';
 import { finishedCancels } from '../steering/cancel.js';
-import { readApiDown } from '../steering/outage.js';
+import { readApiState } from '../steering/outage.js';
 import { checkWebhookConfig, collectEvents, startWebhookDelivery, webhookQueue, type WebhookEvent } from '../steering/webhooks.js';
 import { loadAdapter } from '../registration/load-adapter.js';
 import { CredentialStore } from '../registration/credentials.js';
@@ -87,7 +87,7 @@ export async function workersCommand(config: Config, log: Logger, opts: { strict
   const cancelTimer = setInterval(() => {
     if (redis.status !== 'ready') return;
     // the outage's start and end are logged once for the whole pool, by the worker whose write opened or closed it
-    readApiDown(redis, namespaceOf(config.queuePrefix)).then((down) => metrics.api(down === undefined), () => undefined);
+    readApiState(redis, namespaceOf(config.queuePrefix)).then((api) => metrics.api(api.available), () => undefined);
     finishedCancels(redis, namespaceOf(config.queuePrefix), Date.now() - 24 * 3_600_000).then((finished) => {
       for (const f of finished) {
         log.info(f, 'upload finished');

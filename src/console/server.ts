@@ -30,12 +30,11 @@ import { hostNameOf, isLoopbackHost, operatorSession, sameSecret, verifySellerTo
 import { LiveFeed, viewSender } from './live.js';
 import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
 import { pickLang, STRINGS, type Lang } from './pages/i18n.js';
-import { sellerStatusJson } from './seller-status.js';
 import type { ConsoleSnapshot, SnapshotReader } from './snapshot.js';
 import { viewOf, type Scope } from './views.js';
 import { cancelUpload, sellerOfUpload } from '../steering/cancel.js';
 import { ALL, pauseReason, pauseSeller, resumeSeller } from '../steering/pauses.js';
-import { limiterFor, readStatus, statusJson } from '../progress/status.js';
+import { limiterFor, readStatus, sellerStatusJson, statusJson } from '../progress/status.js';
 import { namespaceOf } from '../keys.js';
 
 export const OPS_COOKIE = 'br_ops';

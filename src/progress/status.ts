@@ -197,3 +197,13 @@ export function statusJson(report: StatusReport) {
     ...(report.pool ? { pool: report.pool } : {}),
   };
 }
+
+/**
+ * One seller as `status --json` shows it, whether or not it has uploads or a pause
+ * (a seller never seen gets the configured rule): the answer of the console's pause
+ * and resume, and the seller of a webhook's pause event.
+ */
+export async function sellerStatusJson(redis: RedisClient, config: Config, sellerId: string) {
+  const report = await readStatus(redis, config, { sellerId, listSeller: true });
+  return statusJson(report).sellers.find((s) => s.sellerId === sellerId)!;
+}

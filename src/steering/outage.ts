@@ -100,10 +100,6 @@ export async function takeProbe(redis: RedisClient, ns: string): Promise<boolean
   return (await redis.set(apiProbeKey(ns), '1', 'PX', PROBE_EVERY_MS, 'NX')) === 'OK';
 }
 
-export async function readApiDown(redis: RedisClient, ns: string): Promise<ApiDown | undefined> {
-  return parseApiDown(await redis.hget(steerKey(ns), API_DOWN));
-}
-
 /**
  * Whether the API counts as available, and since when (ms since the epoch): when the
  * outage began, or when the last one ended; 0 when it has never counted as down.

@@ -27,7 +27,7 @@ import { ConfigError, type Config } from '../config.js';
 import { namespaceOf, unnotifiedKey, uploadIndexKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { releaseLock, type RedisClient } from '../redis.js';
-import { readStatus, statusJson } from '../progress/status.js';
+import { readStatus, sellerStatusJson, statusJson } from '../progress/status.js';
 import { pauseEventsKey, type PauseEvent } from './pauses.js';
 import { uploadKeysOf } from '../seller-home.js';
 
@@ -139,7 +139,7 @@ export async function collectEvents(redis: RedisClient, config: Config, queue: Q
           e = undefined;
         }
         if (e?.type !== 'seller.paused' && e?.type !== 'seller.resumed') continue;
-        const seller = e.sellerId === '*' ? undefined : statusJson(await readStatus(redis, config, { sellerId: e.sellerId, listSeller: true })).sellers.find((s) => s.sellerId === e.sellerId);
+        const seller = e.sellerId === '*' ? undefined : await sellerStatusJson(redis, config, e.sellerId);
         const event = sellerEvent(e, seller, now);
         if (queue) await enqueue(queue, event);
         added.push(event);
