@@ -10,6 +10,8 @@ const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const missing = [];
 if (!onPath('redis-server')) missing.push({ what: 'redis-server', pkg: 'redis-server' });
 if (!existsSync(chromium)) missing.push({ what: `Chromium at ${chromium}`, pkg: 'chromium' });
+// a headless browser needs none of Chromium's recommends (printing, sound, desktop services)
+const recommends = ['--no-install-recommends'];
 
 if (missing.length > 0) {
   const pkgs = missing.map((m) => m.pkg);
@@ -17,10 +19,10 @@ if (missing.length > 0) {
     process.stdout.write(`installing ${pkgs.join(' and ')} for the tests (apt-get) ...\n`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     try {
-      execFileSync('apt-get', ['install', '-y', '-qq', ...pkgs], { stdio: 'ignore', env });
+      execFileSync('apt-get', ['install', '-y', '-qq', ...recommends, ...pkgs], { stdio: 'ignore', env });
     } catch {
       execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
-      execFileSync('apt-get', ['install', '-y', '-qq', ...pkgs], { stdio: 'inherit', env });
+      execFileSync('apt-get', ['install', '-y', '-qq', ...recommends, ...pkgs], { stdio: 'inherit', env });
     }
   } else {
     process.stderr.write(
