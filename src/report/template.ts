@@ -41,23 +41,24 @@ export async function buildTemplate(lang: Lang, extra: readonly TemplateColumn[]
   ];
   ws.getRow(1).font = { bold: true };
   ws.addRow([...FIELDS.map((f) => TEMPLATE_EXAMPLE[f] ?? ''), ...extra.map((c) => c.example ?? '')]);
-  const last = MAX_PRODUCT_ROWS + 1;
+  // One validation per column, over its product rows. Set cell by cell, exceljs merges them
+  // into ranges in the order of their addresses as text (A10 before A2), and wrote A10:A501
+  // beside A2:A501: overlapping ranges, which Excel offers to repair when the file opens.
+  const validations = (ws as unknown as { dataValidations: { add(range: string, v: ExcelJS.DataValidation): void } }).dataValidations;
+  const rows = (field: Field) => {
+    const col = ws.getColumn(FIELDS.indexOf(field) + 1).letter;
+    return `${col}2:${col}${MAX_PRODUCT_ROWS + 1}`;
+  };
   for (const field of ['price', 'stock'] as const) {
-    const col = FIELDS.indexOf(field) + 1;
     const { min, max } = WHOLE_LIMITS[field]!;
-    for (let r = 2; r <= last; r++) {
-      ws.getCell(r, col).dataValidation = {
-        type: 'whole', operator: 'between', allowBlank: true, formulae: [min, max], showErrorMessage: true,
-        errorTitle: field, error: RULES[field][lang],
-      };
-    }
+    validations.add(rows(field), {
+      type: 'whole', operator: 'between', allowBlank: true, formulae: [min, max], showErrorMessage: true,
+      errorTitle: field, error: RULES[field][lang],
+    });
   }
   for (const field of ['sku', 'name', 'category', 'brand', 'description'] as const) {
-    const col = FIELDS.indexOf(field) + 1;
     const { max } = TEXT_LIMITS[field]!;
-    for (let r = 2; r <= last; r++) {
-      ws.getCell(r, col).dataValidation = { type: 'textLength', operator: 'lessThanOrEqual', allowBlank: true, formulae: [max], showErrorMessage: true, error: RULES[field][lang] };
-    }
+    validations.add(rows(field), { type: 'textLength', operator: 'lessThanOrEqual', allowBlank: true, formulae: [max], showErrorMessage: true, error: RULES[field][lang] });
   }
 
   const info = wb.addWorksheet(lang === 'ko' ? '안내' : 'instructions');

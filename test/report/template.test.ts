@@ -3,6 +3,16 @@ import ExcelJS from 'exceljs';
 import { buildTemplate } from '../../src/report/template.js';
 import { TEMPLATE_EXAMPLE as EXAMPLE } from '../../src/excel/fields.js';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
+import { inflateRawSync } from 'node:zlib';
+import { entryData, readZipDirectory } from '../../src/excel/zip-directory.js';
+
+/** The `sqref` of each data validation in the template's product sheet, as written. */
+function validationRanges(bytes: Buffer): string[] {
+  const entry = readZipDirectory(bytes)!.find((e) => e.name === 'xl/worksheets/sheet1.xml')!;
+  const data = entryData(bytes, entry)!;
+  const xml = (entry.method === 8 ? inflateRawSync(data) : data).toString('utf8');
+  return [...xml.matchAll(/<dataValidation [^>]*sqref="([^"]+)"/g)].map((m) => m[1]!);
+}
 
 describe('bulk-register template', () => {
   for (const lang of ['en', 'ko'] as const) {
@@ -20,6 +30,8 @@ describe('bulk-register template', () => {
       expect(ws.getColumn(2).width).toBeGreaterThanOrEqual(20);
       expect(ws.getCell('C2').dataValidation).toMatchObject({ type: 'whole', formulae: [1, 1_000_000_000] });
       expect(ws.getCell('D500').dataValidation).toMatchObject({ type: 'whole', formulae: [0, 99_999] });
+      // one range per column, none overlapping another (Excel offers to repair a file whose do)
+      expect(validationRanges(bytes)).toEqual(['A2:A501', 'B2:B501', 'C2:C501', 'D2:D501', 'E2:E501', 'F2:F501', 'G2:G501']);
       const info = wb.worksheets[1]!;
       expect(info.name).toBe(lang === 'en' ? 'instructions' : '안내');
       expect(String(info.getCell('C4').value)).toMatch(/1,000,000,000/);
