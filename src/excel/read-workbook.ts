@@ -32,6 +32,26 @@ interface SheetInfo {
 
 type ReaderWithModel = { model?: { sheets?: SheetInfo[] } };
 
+/** The reader's parsing of xl/_rels/workbook.xml.rels, and the relationships it keeps. */
+type RelsReader = { _parseRels(entry: unknown): Promise<void>; workbookRels?: Array<{ Target?: string }> };
+
+/**
+ * exceljs's stream reader names a worksheet from the workbook's relationship
+ * whose target is its part written relative to xl/ ("worksheets/sheet1.xml").
+ * openpyxl, and so pandas, writes the targets absolute ("/xl/worksheets/sheet1.xml"):
+ * the reader then calls every sheet Sheet1, Sheet2... with no state, and the
+ * products sheet is not found by its name. The targets are made relative as
+ * they are read.
+ */
+function acceptAbsoluteTargets(reader: unknown): void {
+  const rels = reader as RelsReader;
+  const parse = rels._parseRels.bind(reader);
+  rels._parseRels = async (entry) => {
+    await parse(entry);
+    for (const rel of rels.workbookRels ?? []) rel.Target = rel.Target?.replace(/^\/xl\//, '');
+  };
+}
+
 function pickSheet(sheets: SheetInfo[]): string | undefined {
   const named = sheets.find((s) => SHEET_NAMES.includes(s.name.trim().toLowerCase()));
   if (named) return named.name;
@@ -156,6 +176,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
     worksheets: 'emit',
     entries: 'ignore',
   });
+  acceptAbsoluteTargets(reader);
   let target: string | undefined;
   let firstSeen: string | undefined;
   try {

@@ -1,5 +1,6 @@
 /** A minimal zip writer (deflate), to build hostile workbooks byte by byte. */
-import { crc32, deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { entryData, readZipDirectory } from '../../src/excel/zip-directory.js';
 
 export interface ZipInput {
   name: string;
@@ -36,4 +37,18 @@ export function writeZip(entries: ZipInput[]): Buffer {
   end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10);
   end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
+}
+
+/**
+ * A copy of the zip `bytes`, its entries in the same order, each entry's text
+ * passed through `edit` (as another program would have written that part).
+ */
+export function rewriteZip(bytes: Buffer, edit: (name: string, text: string) => string): Buffer {
+  const entries = readZipDirectory(bytes);
+  if (!entries) throw new Error('not a zip');
+  return writeZip(entries.map((e) => {
+    const data = entryData(bytes, e)!;
+    const text = (e.method === 8 ? inflateRawSync(data) : data).toString('utf8');
+    return { name: e.name, data: Buffer.from(edit(e.name, text)) };
+  }));
 }
