@@ -52,6 +52,26 @@ function acceptAbsoluteTargets(reader: unknown): void {
   };
 }
 
+/** The reader's start of a worksheet read from the part xl/worksheets/sheet{sheetNo}.xml. */
+type WorksheetsReader = { _parseWorksheet(iterator: unknown, sheetNo: string): Generator<{ value: { part?: string } }> };
+
+/**
+ * The reader gives a worksheet the id it has in workbook.xml, which need not be
+ * its part's number: Excel keeps a sheet's id when a sheet before it is deleted.
+ * The part each worksheet was read from is kept as its `part`, where what the
+ * reader skips is read afterwards.
+ */
+function notePart(reader: unknown): void {
+  const sheets = reader as WorksheetsReader;
+  const parse = sheets._parseWorksheet.bind(reader);
+  sheets._parseWorksheet = function* (iterator, sheetNo) {
+    for (const event of parse(iterator, sheetNo)) {
+      event.value.part = `xl/worksheets/sheet${sheetNo}.xml`;
+      yield event;
+    }
+  };
+}
+
 function pickSheet(sheets: SheetInfo[]): string | undefined {
   const named = sheets.find((s) => SHEET_NAMES.includes(s.name.trim().toLowerCase()));
   if (named) return named.name;
@@ -112,15 +132,15 @@ function columnIndex(letters: string): number {
 }
 
 /**
- * The merged ranges of worksheet `id`. exceljs's stream reader skips them (they
- * follow the rows, in <mergeCells>), so they are read from the sheet's own part,
- * xl/worksheets/sheet{id}.xml, which is where that reader found the sheet. Its
- * size was bounded before the workbook was opened (inflate-bound.ts). Nothing
- * when the part cannot be found or read: the rows are then read as they are.
+ * The merged ranges of the worksheet read from `part`. exceljs's stream reader
+ * skips them (they follow the rows, in <mergeCells>), so they are read from the
+ * sheet's own part. Its size was bounded before the workbook was opened
+ * (inflate-bound.ts). Nothing when the part cannot be found or read: the rows
+ * are then read as they are.
  */
-function mergedRanges(bytes: Buffer, entries: ZipEntry[], id: unknown): MergedRange[] {
-  if (id === undefined) return [];
-  const entry = entries.find((e) => e.name === `xl/worksheets/sheet${String(id)}.xml`);
+function mergedRanges(bytes: Buffer, entries: ZipEntry[], part: string | undefined): MergedRange[] {
+  if (part === undefined) return [];
+  const entry = entries.find((e) => e.name === part);
   const data = entry && entryData(bytes, entry);
   if (!entry || !data) return [];
   let xml: string;
@@ -177,11 +197,12 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
     entries: 'ignore',
   });
   acceptAbsoluteTargets(reader);
+  notePart(reader);
   let target: string | undefined;
   let firstSeen: string | undefined;
   try {
     for await (const worksheet of reader) {
-      const ws = worksheet as unknown as { name?: string; state?: string } & AsyncIterable<StreamRow>;
+      const ws = worksheet as unknown as { name?: string; state?: string; part?: string } & AsyncIterable<StreamRow>;
       const sheets = (reader as unknown as ReaderWithModel).model?.sheets;
       target ??= sheets && sheets.length > 0 ? pickSheet(sheets) : undefined;
       const name = ws.name ?? '';
@@ -210,7 +231,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
           break;
         }
       }
-      const merged = overLimit ? [] : mergedRanges(bytes, entries, (worksheet as { id?: unknown }).id);
+      const merged = overLimit ? [] : mergedRanges(bytes, entries, ws.part);
       return { sheetName: name, header: header ?? [], rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
     }
   } catch (err) {

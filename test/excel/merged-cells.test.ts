@@ -10,6 +10,7 @@ import { spreadMerged } from '../../src/excel/parse-products.js';
 import { ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
 import { errorReason, rowReason, warningReason } from '../../src/console/assets/row-reasons.js';
 import { EMPTY, type SheetRow } from '../../src/excel/sheet-cell.js';
+import { rewriteZip } from '../helpers/zip-writer.js';
 
 /** A workbook of `rows` under the English headers, with `merges` ("E2:E4") merged after the values are in. */
 async function sheetWith(rows: unknown[][], merges: string[]): Promise<Buffer> {
@@ -35,6 +36,15 @@ describe('merged cells', () => {
     expect(s.raw.find((r) => r.row === 4)?.values.category).toBe('C0101');
     expect(s.warnings).toEqual(["cells E2:E4, E5:E6 are merged: the value in each range's top cell was used for every product row it spans."]);
     expect(warningReason(s.warnings[0]!, 'ko')).toBe('E2:E4, E5:E6 셀이 병합되어 있어, 각 범위 맨 위 셀의 값을 그 범위에 걸친 모든 상품 행에 사용했습니다.');
+  });
+
+  it("finds the ranges of a sheet whose id in workbook.xml is not its part's number", async () => {
+    // Excel keeps a sheet's id when a sheet before it is deleted: the products sheet, id 3, is in sheet1.xml
+    const file = rewriteZip(await sheetWith([row('A-1', 'C0101'), row('A-2', null)], ['E2:E3']), (name, text) =>
+      (name === 'xl/workbook.xml' ? text.replace('sheetId="1"', 'sheetId="3"') : text));
+    const s = await parseSheetBytes(file, 'renumbered.xlsx');
+    expect(s.errors).toEqual([]);
+    expect(s.valid.map((v) => [v.row, v.product.category])).toEqual([[2, 'C0101'], [3, 'C0101']]);
   });
 
   it('says where the value is when a required cell lies in a range across columns', async () => {
