@@ -1,7 +1,7 @@
 --[[
   defer-rows.lua: the producer holds rows of a seller beyond its first window
-  back until `deferMs` from now (src/upload/deferral.ts). The seller counts as
-  throttled until then (lib/acquire-permit.lua), for the log's events. A later
+  back until `deferMs` from now (src/upload/deferral.ts). The log's throttle
+  flag lasts until then at least (lib/acquire-permit.lua). A later
   upload never shortens an earlier one's deferral. The deferred jobs are noted,
   so that a rule raised meanwhile can bring them forward.
 

@@ -76,13 +76,15 @@
 
   Returns { granted (1|0), waitMs, limit, windowMs, event, now, slot, planned (1|0), next }
     waitMs: granted: wait this long, then send; denied: ask again after this long.
-    event: 0 none, 1 the seller became throttled, 2 the seller was released.
+    event: 0 none, 1 the seller became throttled (its window is full: the grant
+           that fills it, or a row planned while it is full or blocked), 2 the
+           seller was released (its first grant after that): one of each a window.
     now:   Redis's clock (ms) at the decision.
     slot:  the row's planned slot (ms).
     planned: 1 when the row already held a slot (a re-check): a grant then is a
              send at its planned time, whose answer time the worker learns from.
-    next:  with event 1 on a grant (a deferred seller's window is full): ms until
-           the seller's next send may go; 0 otherwise.
+    next:  with event 1 on a grant (the seller's window is full): ms until the
+           seller's next send may go; 0 otherwise.
 ]]
 --#include lib/acquire-permit.lua
 return acquirePermit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],

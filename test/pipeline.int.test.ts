@@ -81,6 +81,10 @@ describe('upload -> worker processes -> registration API', () => {
     const percents = progress.filter((p) => !p.event).map((p) => p.percent);
     for (const step of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) expect(percents).toContain(step);
     expect(progress.some((p) => p.event === 'throttled' && p.nextPermitInMs > 0)).toBe(true);
+    // S1's 150 rows at 20 a window are 8 windows: throttled when one fills, released when the next opens
+    const events = progress.filter((p) => p.event).sort((x, y) => x.time - y.time).map((p) => p.event);
+    expect(events.filter((e) => e === 'released').length, events.join(' ')).toBeGreaterThanOrEqual(5);
+    expect(events.every((e, i) => i === 0 || e !== events[i - 1]), events.join(' ')).toBe(true);
     expect(progress.every((p) => typeof p.etaMs === 'number')).toBe(true);
     // 150 rows at 20 per second on 4 idle processes: the rule, not the pool, sets S1's pace
     expect(progress.filter((p) => p.event === 'throttled').every((p) => p.pace === 'rule')).toBe(true);

@@ -5,8 +5,8 @@
   arguments passed in. firstStart: true when the caller knows the row has never
   asked before (its job is on its first start), so it cannot hold a slot.
   deferKey: until when (Redis ms) the producer holds the seller's rows beyond its
-  first window back (src/upload/deferral.ts): the seller counts as throttled
-  meanwhile, for the log's events.
+  first window back (src/upload/deferral.ts): the throttle flag (the log's events)
+  lasts until then at least.
   apiRuleKey: the rule the marketplace last announced for the seller (absent when
   it announces none; src/rate-limit/seller-limits.ts).
   announcing: true when answers have shown that the marketplace announces sellers'
@@ -82,11 +82,12 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   -- When `sent` frees a place (now when it has room), and whether that is certain.
   -- A send still in flight holds its place until its answer, which usually comes
   -- soon: then the time returned is only when to ask again.
+  local sentCount
   local function sentFreeAt()
     -- Entries older than the span are dropped once `sent` holds L (stale or not): until
     -- then its count of all entries is already below L, so the rule holds without the
     -- trim, and `plan` (which grows no faster between trims) is trimmed with it.
-    local sentCount = redis.call('ZCARD', sentKey)
+    sentCount = redis.call('ZCARD', sentKey)
     if sentCount >= limit then
       sentCount = sentCount - redis.call('ZREMRANGEBYSCORE', sentKey, '-inf', now - span)
       redis.call('ZREMRANGEBYSCORE', planKey, '-inf', now - span)
@@ -143,22 +144,39 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     end
   end
 
+  -- Throttled and released are the log's events (src/progress/progress-log.ts): throttled
+  -- when the seller's window is full, released by its next grant; one of each a window.
+  -- fullFor() says how long until the seller's next send may go when that is more than half
+  -- a span (its window is full), else nil: a span after its L-th newest send, which within a
+  -- window's burst is the window before's next place to free, a moment away, and after the
+  -- grant that fills it the window's own first, a span away (one still in flight counted
+  -- from its grant).
+  local function fullFor()
+    local lth = redis.call('ZREVRANGE', sentKey, limit - 1, limit - 1, 'WITHSCORES')
+    if not lth[2] then return nil end
+    local place = tonumber(lth[2])
+    if place > now then place = place - hold end
+    local nextIn = place + span - now
+    if nextIn > span / 2 then return nextIn end
+    return nil
+  end
+
   -- Grants a send at `at` (now, or a moment later: the caller waits until then).
   local function grant(at, slot, recheck)
     at = math.max(at, now)
     redis.call('ZADD', sentKey, at + hold, sendId)
     redis.call('ZADD', planKey, at, member)
     local event, next = 0, 0
-    if deferUntil > now then
-      -- rows of the seller are deferred: the grant that fills its window makes it throttled,
-      -- and its next send may go once the window's first grant is a span old
-      if not throttled and redis.call('ZCOUNT', sentKey, '(' .. (now - span), '+inf') >= limit then
+    -- flagged throttled, the seller sends again: released
+    if throttled and redis.call('DEL', throttleKey) == 1 then event, throttled = 2, false end
+    -- the grant that fills the seller's window makes it throttled when rows of it wait: planned
+    -- for later, or held back by the producer (with `sent` below L after it, nothing is read)
+    if not throttled and (planTop > at or deferUntil > now) and (sentCount or limit) + 1 >= limit then
+      local nextIn = fullFor()
+      if nextIn then
         redis.call('SET', throttleKey, '1', 'PX', throttleTtl())
-        local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
-        event, next = 1, math.max(1, tonumber(lth[2] or now) + span - now)
+        event, next = 1, nextIn
       end
-    elseif planTop <= at and throttled and redis.call('DEL', throttleKey) == 1 then
-      event = 2
     end
     planTop = math.max(planTop, at)
     -- no entry of `sent` lies past now + RECHECK_RESERVE_MS + hold (a grant's place while in flight;
@@ -175,9 +193,14 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
       redis.call('ZADD', planKey, untilMs, member)
       planTop = math.max(planTop, untilMs)
       keepKeys()
+      -- a row planned while the seller's window is full (or blocked) makes it throttled; one
+      -- planned within a window's burst does not (the next grant would release it again)
       if not quiet then
-        if redis.call('SET', throttleKey, '1', 'NX', 'PX', throttleTtl()) then event = 1
-        else redis.call('PEXPIRE', throttleKey, throttleTtl()) end
+        if throttled then redis.call('PEXPIRE', throttleKey, throttleTtl())
+        elseif blockedUntil > now or fullFor() then
+          redis.call('SET', throttleKey, '1', 'PX', throttleTtl())
+          event = 1
+        end
       end
     end
     return { 0, untilMs - now, limit, window, event, now, slot, record and 0 or 1, 0 }

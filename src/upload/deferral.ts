@@ -71,9 +71,9 @@ export function ruleForDeferral(value: string | null, config: Config): DeferRule
 
 /**
  * Records that rows of the seller are deferred (lua/defer-rows.lua), `jobs[i]` being
- * the job of the upload's row at index i on the queue `prefix`: the seller counts as
- * throttled until its last deferred window (for the log's events), and the deferred
- * jobs are noted for bringDeferredForward. Nothing when every row fits in the first window.
+ * the job of the upload's row at index i on the queue `prefix`: the log's throttle flag
+ * lasts until its last deferred window at least, and the deferred jobs are noted for
+ * bringDeferredForward. Nothing when every row fits in the first window.
  */
 export async function noteDeferral(redis: RedisClient, keys: SellerKeys, rule: DeferRule, prefix: string, jobs: readonly string[]): Promise<void> {
   if (jobs.length <= rule.limit) return;
