@@ -1,19 +1,19 @@
 /**
  * exceljs I/O: streams the chosen worksheet of an .xlsx and turns its cells into
  * SheetCells. Reading stops as soon as the sheet shows more product rows than
- * allowed, so a huge sheet is never read to its end.
+ * allowed, so a huge sheet is never read to its end. What the reader skips or
+ * misreads is then read from the sheet's own part (sheet-part.ts).
  */
-import { inflateRawSync } from 'node:zlib';
 // Only the streaming reader and the enums, not the package's root: the root loads the
 // writer and the CSV and archive modules too, about 100 ms of every upload's start.
 import WorkbookReader from 'exceljs/lib/stream/xlsx/workbook-reader.js';
 import enums from 'exceljs/lib/doc/enums.js';
 import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
-import { EMPTY, isEmptyCell, type MergedRange, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
-import { MAX_ENTRY_BYTES } from './sniff-file.js';
+import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { HeldTailStream } from './held-tail-stream.js';
-import { centralDirectoryOffset, entryData, readZipDirectory, type ZipEntry } from './zip-directory.js';
+import { inlineRichTexts, mergedRanges, partXml, type PartText } from './sheet-part.js';
+import { centralDirectoryOffset, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
 /** Columns past this one are never read (the sheet's fields sit well before it). */
@@ -121,51 +121,25 @@ export function formulaCell(result: unknown): SheetCell {
   return toSheetCell(result);
 }
 
-/** Merged ranges read at most: far more than a sheet of 500 products holds. */
-export const MAX_MERGED_RANGES = 10_000;
-
-/** A column's letters as a 0-based index: A -> 0, AA -> 26. */
-function columnIndex(letters: string): number {
-  let n = 0;
-  for (const ch of letters) n = n * 26 + (ch.charCodeAt(0) - 64);
-  return n - 1;
-}
-
-/**
- * The merged ranges of the worksheet read from `part`. exceljs's stream reader
- * skips them (they follow the rows, in <mergeCells>), so they are read from the
- * sheet's own part. Its size was bounded before the workbook was opened
- * (inflate-bound.ts). Nothing when the part cannot be found or read: the rows
- * are then read as they are.
- */
-function mergedRanges(bytes: Buffer, entries: ZipEntry[], part: string | undefined): MergedRange[] {
-  if (part === undefined) return [];
-  const entry = entries.find((e) => e.name === part);
-  const data = entry && entryData(bytes, entry);
-  if (!entry || !data) return [];
-  let xml: string;
-  try {
-    xml = (entry.method === 8 ? inflateRawSync(data, { maxOutputLength: MAX_ENTRY_BYTES }) : data).toString('utf8');
-  } catch {
-    return [];
-  }
-  const start = xml.search(/<(?:[\w-]+:)?mergeCells[\s>]/);
-  if (start < 0) return [];
-  const out: MergedRange[] = [];
-  const ref = /<(?:[\w-]+:)?mergeCell\s[^>]*?\bref="\$?([A-Z]{1,3})\$?(\d{1,7}):\$?([A-Z]{1,3})\$?(\d{1,7})"/g;
-  ref.lastIndex = start;
-  for (let m = ref.exec(xml); m !== null && out.length < MAX_MERGED_RANGES; m = ref.exec(xml)) {
-    const [a, b] = [columnIndex(m[1]!), columnIndex(m[3]!)];
-    const [r1, r2] = [Number(m[2]), Number(m[4])];
-    out.push({ top: Math.min(r1, r2), bottom: Math.max(r1, r2), left: Math.min(a, b), right: Math.max(a, b) });
-  }
-  return out;
-}
-
 /** The part of an exceljs stream row that is read. */
 interface StreamRow {
   number: number;
   eachCell(iteratee: (cell: { type: number; value: unknown; result?: unknown }, col: number) => void): void;
+}
+
+/**
+ * The header and the rows read, with cells read again from the sheet's part.
+ * A row skipped as empty stays skipped.
+ */
+function correctCells(header: SheetCell[], rows: SheetRow[], found: PartText[]): void {
+  if (found.length === 0) return;
+  const byNumber = new Map(rows.map((r) => [r.row, r.cells]));
+  for (const { row, col, text } of found) {
+    const cells = row === 1 ? header : byNumber.get(row);
+    if (!cells || col >= MAX_COLUMNS) continue;
+    for (let i = cells.length; i < col; i++) cells[i] = EMPTY;
+    cells[col] = textOf(text);
+  }
 }
 
 function rowCells(row: StreamRow): SheetCell[] {
@@ -231,8 +205,12 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
           break;
         }
       }
-      const merged = overLimit ? [] : mergedRanges(bytes, entries, ws.part);
-      return { sheetName: name, header: header ?? [], rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
+      header ??= [];
+      // a sheet over the limit is rejected whatever its cells hold: its part is not read again
+      const xml = overLimit || ws.part === undefined ? undefined : partXml(bytes, entries, ws.part);
+      const merged = xml === undefined ? [] : mergedRanges(xml);
+      if (xml !== undefined) correctCells(header, rows, inlineRichTexts(xml));
+      return { sheetName: name, header, rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
     }
   } catch (err) {
     if (err instanceof UploadRejected) throw err;

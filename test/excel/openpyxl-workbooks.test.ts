@@ -10,6 +10,18 @@ import { rewriteZip } from '../helpers/zip-writer.js';
 
 const ROW = ['P-1', 'Mug', 12000, 30, 'C0101'];
 
+/** openpyxl writes a string in its cell (inlineStr); rich text (CellRichText) as one run per formatting. */
+function inlineRich(ref: string, runs: string): string {
+  return `<c r="${ref}" t="inlineStr"><is>${runs}</is></c>`;
+}
+
+/** The sheet with the cells at `refs` (written by exceljs as shared strings) replaced by inline ones. */
+function withInlineCells(xlsx: Buffer, cells: Record<string, string>): Buffer {
+  return rewriteZip(xlsx, (name, text) => (name === 'xl/worksheets/sheet1.xml'
+    ? Object.entries(cells).reduce((xml, [ref, cell]) => xml.replace(new RegExp(`<c r="${ref}"[^>]*>.*?</c>`), cell), text)
+    : text));
+}
+
 /** openpyxl gives the workbook's relationships absolute targets: Target="/xl/worksheets/sheet1.xml". */
 function absoluteTargets(xlsx: Buffer): Buffer {
   return rewriteZip(xlsx, (name, text) => (name === 'xl/_rels/workbook.xml.rels' ? text.replace(/Target="(?!\/)/g, 'Target="/xl/') : text));
@@ -33,5 +45,20 @@ describe('workbooks written by openpyxl', () => {
     });
     const s = await parseSheetBytes(absoluteTargets(hiddenFirst), 'hidden.xlsx');
     expect(s.valid.map((v) => v.product.sku)).toEqual(['P-1']);
+  });
+
+  it('reads rich text stored in its cell as the text of all its runs', async () => {
+    const file = withInlineCells(await buildSheet(ENGLISH_HEADERS, [ROW, ['P-2', 'Cup', 9000, 3, 'C0101', 'Acme']]), {
+      B1: inlineRich('B1', '<r><t>na</t></r><r><rPr><b val="1" /></rPr><t>me</t></r>'),
+      B2: inlineRich('B2', '<r><t xml:space="preserve">머그 </t></r><r><rPr><b val="1" /></rPr><t>350ml</t></r><r><t xml:space="preserve"> &amp; lid</t></r>'),
+      // a run with no formatting of its own comes first as a bare <t>; the phonetic guide (<rPh>) is not shown in the cell
+      F3: inlineRich('F3', '<t>Ac</t><r><rPr><i val="1" /></rPr><t>me</t></r><rPh sb="0" eb="1"><t>ア</t></rPh>'),
+    });
+    const s = await parseSheetBytes(file, 'rich.xlsx');
+    expect(s.errors).toEqual([]);
+    expect(s.valid.map((v) => v.product)).toEqual([
+      { sku: 'P-1', name: '머그 350ml & lid', price: 12000, stock: 30, category: 'C0101' },
+      { sku: 'P-2', name: 'Cup', price: 9000, stock: 3, category: 'C0101', brand: 'Acme' },
+    ]);
   });
 });

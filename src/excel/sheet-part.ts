@@ -1,0 +1,83 @@
+/**
+ * What exceljs's stream reader skips or misreads in a worksheet, read from the
+ * sheet's own part (xl/worksheets/sheet{n}.xml) once its rows are read. The
+ * part's size was bounded before the workbook was opened (inflate-bound.ts).
+ */
+import { inflateRawSync } from 'node:zlib';
+import type { MergedRange } from './sheet-cell.js';
+import { MAX_ENTRY_BYTES } from './sniff-file.js';
+import { entryData, type ZipEntry } from './zip-directory.js';
+
+/** Merged ranges read at most: far more than a sheet of 500 products holds. */
+export const MAX_MERGED_RANGES = 10_000;
+
+/** A cell's text found in the part: row as the spreadsheet numbers it (header = 1), column 0-based. */
+export interface PartText {
+  row: number;
+  col: number;
+  text: string;
+}
+
+/** The XML of the part `name`; undefined when it cannot be found or read. */
+export function partXml(bytes: Buffer, entries: ZipEntry[], name: string): string | undefined {
+  const entry = entries.find((e) => e.name === name);
+  const data = entry && entryData(bytes, entry);
+  if (!entry || !data) return undefined;
+  try {
+    return (entry.method === 8 ? inflateRawSync(data, { maxOutputLength: MAX_ENTRY_BYTES }) : data).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A column's letters as a 0-based index: A -> 0, AA -> 26. */
+function columnIndex(letters: string): number {
+  let n = 0;
+  for (const ch of letters) n = n * 26 + (ch.charCodeAt(0) - 64);
+  return n - 1;
+}
+
+/** The sheet's merged ranges: the reader skips them (they follow the rows, in <mergeCells>). */
+export function mergedRanges(xml: string): MergedRange[] {
+  const start = xml.search(/<(?:[\w-]+:)?mergeCells[\s>]/);
+  if (start < 0) return [];
+  const out: MergedRange[] = [];
+  const ref = /<(?:[\w-]+:)?mergeCell\s[^>]*?\bref="\$?([A-Z]{1,3})\$?(\d{1,7}):\$?([A-Z]{1,3})\$?(\d{1,7})"/g;
+  ref.lastIndex = start;
+  for (let m = ref.exec(xml); m !== null && out.length < MAX_MERGED_RANGES; m = ref.exec(xml)) {
+    const [a, b] = [columnIndex(m[1]!), columnIndex(m[3]!)];
+    const [r1, r2] = [Number(m[2]), Number(m[4])];
+    out.push({ top: Math.min(r1, r2), bottom: Math.max(r1, r2), left: Math.min(a, b), right: Math.max(a, b) });
+  }
+  return out;
+}
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** XML text with its character and entity references replaced by the characters they stand for. */
+function decodeXml(text: string): string {
+  return text.replace(/&(#x[0-9a-f]{1,8}|#\d{1,8}|lt|gt|amp|quot|apos);/gi, (_, ref: string) => {
+    if (ref[0] !== '#') return ENTITIES[ref.toLowerCase()] ?? '';
+    const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : Number(ref.slice(1));
+    return code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd';
+  });
+}
+
+/**
+ * The text of each cell that holds rich text in the cell itself
+ * (`<c t="inlineStr"><is><r>..</r><r>..</r></is></c>`, as openpyxl writes it):
+ * the reader keeps only its last run's. The text is every run's, in order;
+ * a phonetic guide (<rPh>) is not shown in the cell and is left out.
+ */
+export function inlineRichTexts(xml: string): PartText[] {
+  const out: PartText[] = [];
+  const cell = /<(?:[\w-]+:)?c\s[^>]*?\br="\$?([A-Z]{1,3})\$?(\d{1,7})"[^>]*>\s*<(?:[\w-]+:)?is>([\s\S]*?)<\/(?:[\w-]+:)?is>/g;
+  for (let m = cell.exec(xml); m !== null; m = cell.exec(xml)) {
+    const body = m[3]!;
+    if (!/<(?:[\w-]+:)?r[\s>]/.test(body)) continue;
+    const shown = body.replace(/<(?:[\w-]+:)?rPh[\s>][\s\S]*?<\/(?:[\w-]+:)?rPh>/g, '');
+    const runs = [...shown.matchAll(/<(?:[\w-]+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:[\w-]+:)?t>/g)].map((t) => t[1]!);
+    out.push({ row: Number(m[2]), col: columnIndex(m[1]!), text: decodeXml(runs.join('')) });
+  }
+  return out;
+}
