@@ -4,6 +4,8 @@
  * product as JSON; `Authorization: Bearer` from the seller's `token` credential,
  * else REGISTRATION_TOKEN; the rule announced in `RateLimit-Policy`.
  */
+import { STATUS_CODES } from 'node:http';
+import { maskUrl } from '../mask-url.js';
 import type { Adapter, AdapterAnswer, AdapterOutcome, AnnouncedRule } from './adapter.js';
 import { parseRetryAfter } from './outcome.js';
 
@@ -34,16 +36,37 @@ export function parseRateLimitPolicy(value: string | undefined): AnnouncedRule |
   return { max, windowMs: Math.round(seconds * 1000) };
 }
 
-/** registration-api.md's answers -> outcomes (the host clock reads Retry-After dates). */
-export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now()): AdapterOutcome {
+/** `404 Not Found`: the status with its standard name, when it has one. */
+const named = (status: number) => (STATUS_CODES[status] ? `${status} ${STATUS_CODES[status]}` : String(status));
+
+/**
+ * registration-api.md's answers -> outcomes (the host clock reads Retry-After dates).
+ * `apiUrl`: REGISTRATION_API_URL, named (masked) in the reason of an answer that says the address is wrong.
+ *
+ * Beyond the table of registration-api.md: another 2xx, or a 200/201 without a productId, is an
+ * answer that does not say whether the product was created (transient: retried with the same key,
+ * the replay's 200 gives the productId); a 3xx (never followed) and another 4xx say that none was:
+ * the row fails, naming the status. Only a 5xx is "no usable answer" (cli.md, API outages).
+ */
+export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl?: string): AdapterOutcome {
   const { status, headers } = answer;
   const b = (answer.body && typeof answer.body === 'object' ? answer.body : {}) as Record<string, unknown>;
   const rule = parseRateLimitPolicy(headers['ratelimit-policy']);
   const withRule = (o: AdapterOutcome): AdapterOutcome => (rule ? { ...o, rule } : o);
   const productId = text(b.productId, 255);
-  if (status === 201 || status === 200) {
-    if (productId) return withRule({ kind: 'registered', productId });
-    return withRule({ kind: 'transient', reason: `the API answered ${status} without a productId` });
+  const detail = text(b.error, 200);
+  const saying = detail ? `: ${detail}` : '';
+  if ((status === 201 || status === 200) && productId) return withRule({ kind: 'registered', productId });
+  if (status >= 200 && status < 300) {
+    const what = status === 201 || status === 200 ? 'without a productId' : 'instead of 201 with a productId';
+    return withRule({ kind: 'transient', reason: `the API answered ${named(status)} ${what}: whether the product was created is unknown` });
+  }
+  if (status >= 300 && status < 400) {
+    const location = text(headers.location, 300);
+    return withRule({
+      kind: 'invalid',
+      reason: `the API redirected (${named(status)})${location ? ` to ${maskUrl(location)}` : ''}: redirects are not followed, no product was created; check REGISTRATION_API_URL`,
+    });
   }
   if (status === 400 || status === 422) {
     const field = text(b.field, 100);
@@ -54,14 +77,17 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now()): Adapt
     return withRule({ kind: 'invalid', reason: text(b.error) ?? 'the API reported a conflict (409) without the existing productId' });
   }
   if (status === 401 || status === 403) {
-    return withRule({ kind: 'unauthorized', reason: `the API answered ${status}${text(b.error, 200) ? `: ${text(b.error, 200)}` : ''}` });
+    return withRule({ kind: 'unauthorized', reason: `the API answered ${status}${saying}` });
   }
   if (status === 429) return withRule({ kind: 'throttled', retryAfterMs: parseRetryAfter(headers['retry-after'], nowMs) });
-  const detail = text(b.error, 200);
-  return withRule({ kind: 'transient', reason: `the API answered ${status}${detail ? `: ${detail}` : ''}` });
+  if (status >= 400 && status < 500) {
+    const where = status === 404 ? `; the address may be wrong: check REGISTRATION_API_URL${apiUrl ? ` (${maskUrl(apiUrl)})` : ''}` : '';
+    return withRule({ kind: 'invalid', reason: `the API answered ${named(status)}${saying}: no product was created${where}` });
+  }
+  return withRule({ kind: 'transient', reason: `the API answered ${status}${saying}` });
 }
 
-export function builtinAdapter(opts: { registrationToken?: string | undefined } = {}): Adapter {
+export function builtinAdapter(opts: { registrationToken?: string | undefined; apiUrl?: string | undefined } = {}): Adapter {
   return {
     request(call) {
       const credentialToken = typeof call.credentials?.token === 'string' && call.credentials.token !== '' ? call.credentials.token : undefined;
@@ -73,6 +99,6 @@ export function builtinAdapter(opts: { registrationToken?: string | undefined } 
         body: call.product,
       };
     },
-    outcome: (answer) => builtinOutcome(answer),
+    outcome: (answer) => builtinOutcome(answer, Date.now(), opts.apiUrl),
   };
 }

@@ -136,10 +136,13 @@ export function createRegistrationClient(opts: {
       const answer = await send(req, 'request()', call.idempotencyKey);
       if ('kind' in answer) return answer;
       try {
-        const outcome = checkOutcome(await within(adapter.outcome(answer), opts.timeoutMs, 'outcome()'));
+        const outcome: ApiOutcome = checkOutcome(await within(adapter.outcome(answer), opts.timeoutMs, 'outcome()'));
+        // only a 5xx is no usable answer (cli.md, API outages): any other status the adapter finds
+        // transient is retried, but the API answered it and it counts toward no outage
+        const answered = outcome.kind === 'transient' && answer.status < 500 ? { answered: true as const } : {};
         // the field is shown with the reason (a row's "field: reason"): both are the marketplace's words
         if (!('reason' in outcome)) return outcome;
-        return { ...outcome, reason: redactor.redact(outcome.reason), ...('field' in outcome && outcome.field !== undefined ? { field: redactor.redact(outcome.field) } : {}) };
+        return { ...outcome, ...answered, reason: redactor.redact(outcome.reason), ...('field' in outcome && outcome.field !== undefined ? { field: redactor.redact(outcome.field) } : {}) };
       } catch (err) {
         return fault('outcome()', err);
       }

@@ -31,13 +31,13 @@ export interface LoadedAdapter {
  * @param loadMs how long the module may take to load
  */
 export async function loadAdapter(
-  config: { registrationAdapter: string | undefined; registrationToken: string | undefined },
+  config: { registrationAdapter: string | undefined; registrationToken: string | undefined; apiUrl?: string },
   cwd = process.cwd(),
   redactor?: Redactor,
   loadMs = ADAPTER_LOAD_MS,
 ): Promise<LoadedAdapter> {
   if (!config.registrationAdapter) {
-    return { adapter: builtinAdapter({ registrationToken: config.registrationToken }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false };
+    return { adapter: builtinAdapter({ registrationToken: config.registrationToken, apiUrl: config.apiUrl }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false };
   }
   const given = config.registrationAdapter;
   const file = isAbsolute(given) ? given : resolve(cwd, given);

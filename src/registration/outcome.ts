@@ -3,9 +3,14 @@ import type { AdapterOutcome } from './adapter.js';
 
 /**
  * An adapter's outcome (marketplace.md), or `fault`: the adapter threw or returned
- * something that is not an outcome, and the row fails with that reason.
+ * something that is not an outcome, and the row fails with that reason. A transient
+ * outcome `answered`: the API gave an HTTP answer that is not a 5xx (a 202, a 201
+ * without a productId): the row is retried, but the API is there (steering/outage.ts).
  */
-export type ApiOutcome = AdapterOutcome | { kind: 'fault'; reason: string; rule?: undefined };
+export type ApiOutcome =
+  | Exclude<AdapterOutcome, { kind: 'transient' }>
+  | (Extract<AdapterOutcome, { kind: 'transient' }> & { answered?: true })
+  | { kind: 'fault'; reason: string; rule?: undefined };
 
 const DEFAULT_RETRY_AFTER_MS = 1000;
 

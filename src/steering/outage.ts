@@ -25,6 +25,7 @@
  * pauses at no extra round trip per row.
  */
 import type { RedisClient } from '../redis.js';
+import type { ApiOutcome } from '../registration/outcome.js';
 import { API_DOWN, API_UP, steerKey } from './steer-key.js';
 
 export const TRIP_AFTER = 4;
@@ -47,6 +48,16 @@ export function parseApiDown(json: string | null | undefined): ApiDown | undefin
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a call's outcome is an answer for the breaker: anything but a transient outcome
+ * without an HTTP answer or with a 5xx (a 202 or a 201 without a productId is retried, yet
+ * answered). Undefined for an adapter fault: it says nothing of the API.
+ */
+export function usableAnswer(outcome: ApiOutcome): boolean | undefined {
+  if (outcome.kind === 'fault') return undefined;
+  return outcome.kind !== 'transient' || outcome.answered === true;
 }
 
 /** One process's count of rows whose calls in a row got no usable answer. Pure but for the clock passed in. */

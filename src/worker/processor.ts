@@ -10,6 +10,8 @@
  *   without using an attempt.
  * - 5xx, timeout, connection error: thrown, so BullMQ retries with backoff and the
  *   same Idempotency-Key; the last attempt ends the row as failed with the reason.
+ *   A transient answer that is an answer (a 202, a 201 without a productId) is
+ *   retried the same way but counts toward no outage (steering/outage.ts).
  * - The call itself is the adapter's (marketplace.md): a rule it announces is in
  *   force before the row is counted; an adapter fault fails that row only.
  * - A paused seller's row is held aside (delayed, no attempt used) before it asks
@@ -31,7 +33,7 @@ import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe } from '../steering/outage.js';
+import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
@@ -397,10 +399,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     // the API answered for the row (a transient outcome may be a timeout: no answer, and the
     // request may still reach it): the send's place is this moment (limiter.complete)
-    const answered = outcome.kind === 'registered' || outcome.kind === 'duplicate' || outcome.kind === 'invalid' || outcome.kind === 'unauthorized';
+    const usable = usableAnswer(outcome);
+    const answered = usable === true && outcome.kind !== 'throttled';
     const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
     // an adapter fault says nothing of the API; anything else answered is a usable answer
-    if (outcome.kind !== 'fault' && (await noteAnswer(outcome.kind !== 'transient', member, permit.redisNow))) {
+    if (usable !== undefined && (await noteAnswer(usable, member, permit.redisNow))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
@@ -454,7 +457,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // the last attempt: the row fails only if the API has answered another row since this one
       // began failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
       // or in its first calls), and an outage fails no row: held, no attempt used
-      if (deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
+      if (!outcome.answered && deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');

@@ -6,6 +6,8 @@ import type { Adapter, AdapterAnswer, AdapterCall } from '../../src/registration
 import { createRegistrationClient } from '../../src/registration/client.js';
 import { fullUrl } from '../../src/registration/http-adapter.js';
 import { Redactor } from '../../src/registration/redactor.js';
+import { builtinAdapter } from '../../src/registration/builtin-adapter.js';
+import { FailureStreak, TRIP_AFTER, usableAnswer } from '../../src/steering/outage.js';
 
 interface Seen { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }
 
@@ -20,6 +22,14 @@ const server = http.createServer((req, res) => {
     if (req.url!.endsWith('/gzip')) {
       res.writeHead(201, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       res.end(gzipSync(JSON.stringify({ productId: 'zipped' })));
+    } else if (/\/sellers\/status-\d+\//.test(req.url!)) {
+      // the built-in adapter's call for seller status-NNN: answered NNN
+      const status = Number(/status-(\d+)/.exec(req.url!)![1]);
+      if (status === 204) res.writeHead(204).end();
+      else if (status >= 300 && status < 400) res.writeHead(status, { location: `http://user:pw@127.0.0.1/v2${req.url}?token=abc` }).end();
+      else if (status === 202) res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ productId: 'P-1', status: 'pending' }));
+      else if (status < 300) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'created' }));
+      else res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: status === 404 ? 'no such route' : 'nope' }));
     } else if (req.url!.endsWith('/drop')) {
       req.socket.destroy();
     } else if (req.url!.endsWith('/gzip-drop')) {
@@ -166,5 +176,47 @@ describe('the registration client and secrets', () => {
     } as unknown as Adapter;
     const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'a leaky adapter', builtin: false, tokens: false, announcesRules: false }, redactor });
     await expect(client.register(call)).resolves.toEqual({ kind: 'invalid', reason: 'bad field [redacted]', field: '[redacted]' });
+  });
+
+  it('takes an unexpected status as an answer: a 3xx or 4xx fails the row naming it, a 2xx without a productId is retried, and neither counts toward an outage', async () => {
+    const apiUrl = base.replace('http://', 'http://ops:hunter2@') + '?token=T0K';
+    const client = createRegistrationClient({
+      baseUrl: base, timeoutMs: 2000, redactor: new Redactor(),
+      adapter: { adapter: builtinAdapter({ apiUrl }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false },
+    });
+    const callFor = async (status: number) => client.register({ ...call, sellerId: `status-${status}` });
+    try {
+      const notFound = await callFor(404);
+      expect(notFound).toMatchObject({ kind: 'invalid' });
+      expect((notFound as { reason: string }).reason).toBe(
+        `the API answered 404 Not Found: no such route: no product was created; the address may be wrong: check REGISTRATION_API_URL (${base.replace('http://', 'http://ops:***@')}?token=***)`,
+      );
+      for (const status of [410, 418]) {
+        expect(await callFor(status)).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(new RegExp(`^the API answered ${status} .*: nope: no product was created$`)) });
+      }
+      for (const status of [302, 307]) {
+        const redirect = await callFor(status);
+        expect(redirect).toMatchObject({ kind: 'invalid', reason: expect.stringContaining(`the API redirected (${status} `) });
+        expect((redirect as { reason: string }).reason).toContain('to http://user:***@127.0.0.1/v2/api/sellers/');
+        expect((redirect as { reason: string }).reason).toContain('?token=***');
+      }
+      for (const status of [202, 204, 201, 200]) {
+        expect(await callFor(status)).toMatchObject({ kind: 'transient', answered: true, reason: expect.stringContaining(`the API answered ${status} `) });
+      }
+      const streak = new FailureStreak();
+      for (const [i, status] of [404, 410, 418, 302, 202, 204, 201, 200].entries()) {
+        const outcome = await callFor(status);
+        expect(usableAnswer(outcome)).toBe(true);
+        expect(streak.note(usableAnswer(outcome)!, 1000 + i, `u:${i}`)).toBe(false);
+      }
+      // a 5xx still is no usable answer: TRIP_AFTER rows of them open the breaker
+      const failing = await callFor(503);
+      expect(failing).toMatchObject({ kind: 'transient' });
+      expect(failing).not.toHaveProperty('answered');
+      expect(usableAnswer(failing)).toBe(false);
+      expect(Array.from({ length: TRIP_AFTER }, (_, i) => streak.note(usableAnswer(failing)!, 2000 + i, `v:${i}`)).at(-1)).toBe(true);
+    } finally {
+      client.close();
+    }
   });
 });
