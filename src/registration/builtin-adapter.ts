@@ -79,7 +79,10 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl
   if (status === 401 || status === 403) {
     return withRule({ kind: 'unauthorized', reason: `the API answered ${status}${saying}` });
   }
-  if (status === 429) return withRule({ kind: 'throttled', retryAfterMs: parseRetryAfter(headers['retry-after'], nowMs) });
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(headers['retry-after'], nowMs);
+    return withRule({ kind: 'throttled', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+  }
   if (status >= 400 && status < 500) {
     const where = status === 404 ? `; the address may be wrong: check REGISTRATION_API_URL${apiUrl ? ` (${maskUrl(apiUrl)})` : ''}` : '';
     return withRule({ kind: 'invalid', reason: `the API answered ${named(status)}${saying}: no product was created${where}` });

@@ -6,8 +6,8 @@
  * - No permit: the job moves to delayed until the time Redis gave
  *   (`job.moveToDelayed` + DelayedError): no attempt used, other sellers flow.
  * - 201/200 registered, 409 duplicate, 400/422 failed: the row is final and counted once.
- * - 429: the wait is written into the seller's limiter and the job is delayed,
- *   without using an attempt.
+ * - 429: the wait (Retry-After, at most an hour, else one window W + G) is written
+ *   into the seller's limiter and the job is delayed, without using an attempt.
  * - 5xx, timeout, connection error: thrown, so BullMQ retries with backoff and the
  *   same Idempotency-Key; the last attempt ends the row as failed with the reason.
  *   A transient answer that is an answer (a 202, a 201 without a productId) is
@@ -26,7 +26,7 @@ import { uploadKeys, namespaceOf, rowMember, sellerKeys } from '../keys.js';
 import { writeTogether, type RedisClient } from '../redis.js';
 import type { FinishedRow, Outcome, Permit, PermitAhead, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
-import type { ApiOutcome } from '../registration/outcome.js';
+import { throttleWaitMs, type ApiOutcome } from '../registration/outcome.js';
 import type { CredentialStore } from '../registration/credentials.js';
 import type { SellerTokens } from '../registration/tokens.js';
 import type { AnnouncedRule } from '../registration/adapter.js';
@@ -231,6 +231,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return hold(job, token, inForce);
   }
 
+  /** Sellers whose Retry-After was cut to MAX_RETRY_AFTER_MS and said so (once each). */
+  const clampedFor = new Set<string>();
+
   /** This process's calls in a row without a usable answer (steering/outage.ts). */
   const streak = new FailureStreak();
   const OUTAGE = { reason: 'the registration API is unavailable' };
@@ -416,11 +419,21 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'throttled') {
       deps.onEvent?.('tooMany', sellerId);
-      const retryAfterMs = outcome.retryAfterMs ?? permit.windowMs;
-      const waitMs = await limiter.block(sellerId, retryAfterMs, sendId, home);
+      const { retryAfterMs } = outcome;
+      const wait = throttleWaitMs(retryAfterMs, permit.windowMs, limiter.settings.guardMs);
+      if (wait.clamped && !clampedFor.has(sellerId)) {
+        clampedFor.add(sellerId);
+        if (clampedFor.size > 10_000) clampedFor.delete(clampedFor.values().next().value!);
+        log.warn({ sellerId, retryAfterMs, waitMs: wait.waitMs }, 'the marketplace asked the seller to wait longer than an hour: it waits an hour, then its next row asks again (said once per seller and process)');
+      }
+      // the wait is for the seller's rows: a Redis that cannot note it fails no row, this one waits alone
+      const waitMs = await limiter.block(sellerId, wait.waitMs, sendId, home).catch((err: Error) => {
+        log.warn({ err, sellerId, waitMs: wait.waitMs }, 'could not note the marketplace\'s wait for the seller: this row waits it');
+        return wait.waitMs;
+      });
       // the rule the row was sent under: above the marketplace's own, it is the operator's to lower
       const rule = { max: permit.limit, windowMs: permit.windowMs };
-      log.warn({ sellerId, uploadId, row, retryAfterMs, rule }, 'the marketplace answered throttled: the seller waits for its Retry-After');
+      log.warn({ sellerId, uploadId, row, retryAfterMs, waitMs: wait.waitMs, rule }, 'the marketplace answered throttled: the seller waits for its Retry-After (at most an hour), else one window');
       return delay(job, token, waitMs);
     }
 

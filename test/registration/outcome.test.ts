@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outcomeOfError, parseRetryAfter } from '../../src/registration/outcome.js';
+import { MAX_RETRY_AFTER_MS, outcomeOfError, parseRetryAfter, throttleWaitMs } from '../../src/registration/outcome.js';
 import { builtinAdapter, builtinOutcome, parseRateLimitPolicy } from '../../src/registration/builtin-adapter.js';
 import { checkOutcome, checkRequest, checkTokenOutcome } from '../../src/registration/adapter.js';
 
@@ -37,11 +37,32 @@ describe('the built-in adapter (registration-api.md)', () => {
     expect(withOwn.headers?.Authorization).toBe('Bearer own-2');
   });
 
-  it('reads Retry-After as seconds or an HTTP date, 1 s when missing', () => {
+  it('reads Retry-After as seconds or an HTTP date, none when missing or unreadable', () => {
     expect(parseRetryAfter('2', 0)).toBe(2000);
-    expect(parseRetryAfter(undefined, 0)).toBe(1000);
+    expect(parseRetryAfter(undefined, 0)).toBeUndefined();
+    expect(parseRetryAfter('-5', 0)).toBeUndefined();
+    expect(parseRetryAfter('soon', 0)).toBeUndefined();
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
+    expect(builtinOutcome(answer(429, {}), 0)).toEqual({ kind: 'throttled' });
+  });
+
+  it('makes a throttled seller wait its Retry-After up to an hour, else one window of its rule (W + G)', () => {
+    // 1000000000000000 s failed the row with a Redis error; 100000000000 s blocked the seller for 3,000 years
+    for (const seconds of ['1000000000000000', '100000000000', '3601']) {
+      const retryAfterMs = builtinOutcome(answer(429, {}, { 'retry-after': seconds }), 0).kind === 'throttled' ? parseRetryAfter(seconds, 0) : -1;
+      expect(throttleWaitMs(retryAfterMs, 2000, 100)).toEqual({ waitMs: MAX_RETRY_AFTER_MS, clamped: true });
+    }
+    expect(MAX_RETRY_AFTER_MS).toBe(3_600_000);
+    expect(throttleWaitMs(3_600_000, 2000, 100)).toEqual({ waitMs: 3_600_000, clamped: false });
+    expect(throttleWaitMs(3000, 2000, 100)).toEqual({ waitMs: 3000, clamped: false });
+    expect(throttleWaitMs(0, 2000, 100)).toEqual({ waitMs: 0, clamped: false });
+    // no Retry-After: one window of the seller's rule and its guard, not a fixed second
+    expect(throttleWaitMs(undefined, 2000, 100)).toEqual({ waitMs: 2100, clamped: false });
+    expect(throttleWaitMs(undefined, 60_000, 500)).toEqual({ waitMs: 60_500, clamped: false });
+    // an adapter's own retryAfterMs is held to the same bound
+    const own = checkOutcome({ kind: 'throttled', retryAfterMs: 1e18 });
+    expect(throttleWaitMs(own.kind === 'throttled' ? own.retryAfterMs : undefined, 2000, 100)).toEqual({ waitMs: MAX_RETRY_AFTER_MS, clamped: true });
   });
 
   it('turns request errors into transient outcomes a seller can read', () => {
