@@ -12,7 +12,7 @@ import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { HeldTailStream } from './held-tail-stream.js';
-import { inlineRichTexts, mergedRanges, partXml, type PartText } from './sheet-part.js';
+import { hyperlinks, inlineRichTexts, mergedRanges, partXml, relsPartOf, type Hyperlink, type PartText } from './sheet-part.js';
 import { centralDirectoryOffset, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
@@ -142,6 +142,27 @@ function correctCells(header: SheetCell[], rows: SheetRow[], found: PartText[]):
   }
 }
 
+/**
+ * The empty cells of the rows read that a hyperlink covers take its target
+ * (excel-format.md); not the header's, which name columns. At most as many
+ * cells are visited as the rows can hold, however many links cover them.
+ */
+function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
+  let visits = rows.length * MAX_COLUMNS;
+  for (const link of links) {
+    for (const { row, cells } of rows) {
+      if (row < link.top) continue;
+      if (row > link.bottom) break;
+      for (let col = link.left; col <= Math.min(link.right, MAX_COLUMNS - 1); col++) {
+        if (--visits < 0) return;
+        if (!isEmptyCell(cells[col])) continue;
+        for (let i = cells.length; i < col; i++) cells[i] = EMPTY;
+        cells[col] = textOf(link.target);
+      }
+    }
+  }
+}
+
 function rowCells(row: StreamRow): SheetCell[] {
   const out: SheetCell[] = [];
   // A formula cell's `value` drops a falsy result ('', 0, FALSE); its `result` keeps it.
@@ -207,9 +228,13 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
       }
       header ??= [];
       // a sheet over the limit is rejected whatever its cells hold: its part is not read again
-      const xml = overLimit || ws.part === undefined ? undefined : partXml(bytes, entries, ws.part);
+      const part = overLimit ? undefined : ws.part;
+      const xml = part === undefined ? undefined : partXml(bytes, entries, part);
       const merged = xml === undefined ? [] : mergedRanges(xml);
-      if (xml !== undefined) correctCells(header, rows, inlineRichTexts(xml));
+      if (part !== undefined && xml !== undefined) {
+        correctCells(header, rows, inlineRichTexts(xml));
+        fillFromLinks(rows, hyperlinks(xml, () => partXml(bytes, entries, relsPartOf(part))));
+      }
       return { sheetName: name, header, rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
     }
   } catch (err) {

@@ -8,8 +8,9 @@ import type { MergedRange } from './sheet-cell.js';
 import { MAX_ENTRY_BYTES } from './sniff-file.js';
 import { entryData, type ZipEntry } from './zip-directory.js';
 
-/** Merged ranges read at most: far more than a sheet of 500 products holds. */
+/** Merged ranges, and hyperlinks, read at most: far more than a sheet of 500 products holds. */
 export const MAX_MERGED_RANGES = 10_000;
+export const MAX_HYPERLINKS = 10_000;
 
 /** A cell's text found in the part: row as the spreadsheet numbers it (header = 1), column 0-based. */
 export interface PartText {
@@ -78,6 +79,54 @@ export function inlineRichTexts(xml: string): PartText[] {
     const shown = body.replace(/<(?:[\w-]+:)?rPh[\s>][\s\S]*?<\/(?:[\w-]+:)?rPh>/g, '');
     const runs = [...shown.matchAll(/<(?:[\w-]+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:[\w-]+:)?t>/g)].map((t) => t[1]!);
     out.push({ row: Number(m[2]), col: columnIndex(m[1]!), text: decodeXml(runs.join('')) });
+  }
+  return out;
+}
+
+/** A hyperlink: the cells it covers (rows numbered as the spreadsheet does, columns 0-based) and its target. */
+export interface Hyperlink extends MergedRange {
+  target: string;
+}
+
+/** The part of the relationships of `part` (xl/worksheets/_rels/sheet1.xml.rels for xl/worksheets/sheet1.xml). */
+export function relsPartOf(part: string): string {
+  return part.replace(/([^/]+)$/, '_rels/$1.rels');
+}
+
+/** The value, decoded, of the attribute whose name matches `name` (a pattern) in the start tag `tag`. */
+function attribute(tag: string, name: string): string | undefined {
+  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return m ? decodeXml(m[1]!) : undefined;
+}
+
+/**
+ * The sheet's hyperlinks that lead out of the workbook: each <hyperlink> (after
+ * the rows, where the reader does not look) whose relationship, in the sheet's
+ * relationships part (`readRels`, read only when the sheet has links), gives
+ * its target. A link within the workbook (a `location`, no relationship) is
+ * left out.
+ */
+export function hyperlinks(xml: string, readRels: () => string | undefined): Hyperlink[] {
+  const start = xml.search(/<(?:[\w-]+:)?hyperlinks[\s>]/);
+  const relsXml = start < 0 ? undefined : readRels();
+  if (relsXml === undefined) return [];
+  const targets = new Map<string, string>();
+  for (const [tag] of relsXml.matchAll(/<(?:[\w-]+:)?Relationship\s[^>]*>/g)) {
+    const id = attribute(tag, 'Id');
+    const target = attribute(tag, 'Target');
+    if (id !== undefined && target !== undefined) targets.set(id, target);
+  }
+  const out: Hyperlink[] = [];
+  const link = /<(?:[\w-]+:)?hyperlink\s[^>]*>/g;
+  link.lastIndex = start;
+  for (let m = link.exec(xml); m !== null && out.length < MAX_HYPERLINKS; m = link.exec(xml)) {
+    const ref = /\sref="\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?"/.exec(m[0]);
+    const id = attribute(m[0], '[\\w-]+:id');
+    const target = id === undefined ? undefined : targets.get(id);
+    if (!ref || target === undefined) continue;
+    const [a, b] = [columnIndex(ref[1]!), columnIndex(ref[3] ?? ref[1]!)];
+    const [r1, r2] = [Number(ref[2]), Number(ref[4] ?? ref[2])];
+    out.push({ top: Math.min(r1, r2), bottom: Math.max(r1, r2), left: Math.min(a, b), right: Math.max(a, b), target });
   }
   return out;
 }

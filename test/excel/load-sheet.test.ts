@@ -6,6 +6,7 @@ import { parseSheetBytes, loadSheet } from '../../src/excel/load-sheet.js';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildSheet, buildProductSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { rejection } from '../helpers/rejection.js';
+import { replaceCells, rewriteZip } from '../helpers/zip-writer.js';
 
 const ROW = ['A-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg'];
 
@@ -120,6 +121,26 @@ describe('cells as real spreadsheets hold them', () => {
     expect(s.errors).toEqual([]);
     expect(s.valid[0]!.product.name).toBe('Mug (see site)');
     expect(s.valid[0]!.product.imageUrl).toBe('https://img.example.com/a.png');
+  });
+
+  it('reads a hyperlink cell whose displayed text is empty as its target', async () => {
+    const link = (n: number, text = 'PLACEHOLDER') => ({ text, hyperlink: `https://img.example.com/${n}.jpg?w=1&h=2` });
+    const built = await buildSheet(ENGLISH_HEADERS, [
+      ['A-1', 'Mug', 100, 1, 'C1', '', '', link(1)],
+      ['A-2', 'Cup', 100, 1, 'C1', '', '', link(2)],
+      ['A-3', 'Pot', 100, 1, 'C1', '', '', link(3, 'see the image')],
+      ['A-4', 'Jar', 100, 1, 'C1', '', '', link(4)],
+      ['A-5', 'Lid', 100, 1, 'C1'],
+    ]);
+    // exceljs cannot write a hyperlink with no text: the cells' text is emptied as Excel leaves it,
+    // and H5's link is made to cover H5:H6, as Excel writes one link put on several cells
+    const emptied = replaceCells(built, { H2: '<c r="H2" t="inlineStr"><is><t></t></is></c>', H3: '<c r="H3"/>', H5: '<c r="H5"/>' });
+    const s = await parse(rewriteZip(emptied, (name, text) => (name === 'xl/worksheets/sheet1.xml' ? text.replace('ref="H5"', 'ref="H5:H6"') : text)));
+    expect(s.valid.map((v) => [v.row, v.product.imageUrl])).toEqual([
+      [2, 'https://img.example.com/1.jpg?w=1&h=2'], [3, 'https://img.example.com/2.jpg?w=1&h=2'],
+      [5, 'https://img.example.com/4.jpg?w=1&h=2'], [6, 'https://img.example.com/4.jpg?w=1&h=2'],
+    ]);
+    expect(s.errors).toEqual([{ row: 4, column: 'imageUrl', message: 'imageUrl must be an http or https URL (got "see the image")' }]);
   });
 
   it('reads numbers stored as text, and refuses decimals for whole-number fields', async () => {

@@ -6,20 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseSheetBytes } from '../../src/excel/load-sheet.js';
 import { buildSheet, ENGLISH_HEADERS } from '../../src/fixtures/build-sheet.js';
-import { rewriteZip } from '../helpers/zip-writer.js';
+import { replaceCells, rewriteZip } from '../helpers/zip-writer.js';
 
 const ROW = ['P-1', 'Mug', 12000, 30, 'C0101'];
 
 /** openpyxl writes a string in its cell (inlineStr); rich text (CellRichText) as one run per formatting. */
 function inlineRich(ref: string, runs: string): string {
   return `<c r="${ref}" t="inlineStr"><is>${runs}</is></c>`;
-}
-
-/** The sheet with the cells at `refs` (written by exceljs as shared strings) replaced by inline ones. */
-function withInlineCells(xlsx: Buffer, cells: Record<string, string>): Buffer {
-  return rewriteZip(xlsx, (name, text) => (name === 'xl/worksheets/sheet1.xml'
-    ? Object.entries(cells).reduce((xml, [ref, cell]) => xml.replace(new RegExp(`<c r="${ref}"[^>]*>.*?</c>`), cell), text)
-    : text));
 }
 
 /** openpyxl gives the workbook's relationships absolute targets: Target="/xl/worksheets/sheet1.xml". */
@@ -48,7 +41,7 @@ describe('workbooks written by openpyxl', () => {
   });
 
   it('reads rich text stored in its cell as the text of all its runs', async () => {
-    const file = withInlineCells(await buildSheet(ENGLISH_HEADERS, [ROW, ['P-2', 'Cup', 9000, 3, 'C0101', 'Acme']]), {
+    const file = replaceCells(await buildSheet(ENGLISH_HEADERS, [ROW, ['P-2', 'Cup', 9000, 3, 'C0101', 'Acme']]), {
       B1: inlineRich('B1', '<r><t>na</t></r><r><rPr><b val="1" /></rPr><t>me</t></r>'),
       B2: inlineRich('B2', '<r><t xml:space="preserve">머그 </t></r><r><rPr><b val="1" /></rPr><t>350ml</t></r><r><t xml:space="preserve"> &amp; lid</t></r>'),
       // a run with no formatting of its own comes first as a bare <t>; the phonetic guide (<rPh>) is not shown in the cell

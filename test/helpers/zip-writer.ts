@@ -52,3 +52,10 @@ export function rewriteZip(bytes: Buffer, edit: (name: string, text: string) => 
     return { name: e.name, data: Buffer.from(edit(e.name, text)) };
   }));
 }
+
+/** A copy of the workbook `xlsx` with the cells at the refs given (in its first sheet part) written as given. */
+export function replaceCells(xlsx: Buffer, cells: Record<string, string>): Buffer {
+  return rewriteZip(xlsx, (name, text) => (name === 'xl/worksheets/sheet1.xml'
+    ? Object.entries(cells).reduce((xml, [ref, cell]) => xml.replace(new RegExp(`<c r="${ref}"[^>]*?(/>|>.*?</c>)`), cell), text)
+    : text));
+}
