@@ -46,6 +46,8 @@ export interface AdapterAnswer {
   headers: Record<string, string>;
   /** Parsed as JSON when it is JSON, else the text. */
   body: unknown;
+  /** True when the body was longer than 1 MiB: `body` is then its first MiB, as text (the rest was not read). */
+  bodyTruncated?: boolean;
 }
 
 /** A rate rule the marketplace announced for the seller. */

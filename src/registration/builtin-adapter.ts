@@ -58,6 +58,7 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl
   const saying = detail ? `: ${detail}` : '';
   if ((status === 201 || status === 200) && productId) return withRule({ kind: 'registered', productId });
   if (status >= 200 && status < 300) {
+    if (answer.bodyTruncated) return withRule({ kind: 'transient', reason: `the API answered ${named(status)} with a body over 1 MiB, not read: the productId is unknown` });
     const what = status === 201 || status === 200 ? 'without a productId' : 'instead of 201 with a productId';
     return withRule({ kind: 'transient', reason: `the API answered ${named(status)} ${what}: whether the product was created is unknown` });
   }

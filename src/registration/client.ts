@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import axios, { type AxiosInstance } from 'axios';
 import { AdapterFault, checkOutcome, checkRequest, checkTokenOutcome, type AdapterAnswer, type AdapterCall, type AdapterRequest, type TokenContext, type TokenOutcome } from './adapter.js';
-import { httpAdapter } from './http-adapter.js';
+import { httpAdapter, type BoundedResponse } from './http-adapter.js';
 import type { LoadedAdapter } from './load-adapter.js';
 import { outcomeOfError, type ApiOutcome } from './outcome.js';
 import type { Redactor } from './redactor.js';
@@ -116,7 +116,8 @@ export function createRegistrationClient(opts: {
       if (!names.has('content-type')) headers['Content-Type'] = 'application/json';
     }
     try {
-      const res = await client.request({ method: req.method, url: req.url ?? req.path, headers, data });
+      const res: BoundedResponse = await client.request({ method: req.method, url: req.url ?? req.path, headers, data });
+      if (res.bodyTruncated) return { status: res.status, headers: headersOf(res.headers), body: res.data, bodyTruncated: true };
       return { status: res.status, headers: headersOf(res.headers), body: bodyOf(res.data) };
     } catch (err) {
       if (unsendable(err)) return fault(what, new AdapterFault(`${what} returned a request that cannot be sent (${(err as Error).message.split('\n')[0]})`));

@@ -25,6 +25,17 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { AxiosError, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 
+/**
+ * The most of an answer's body that is read (bytes): 1 MiB. The answers of registration-api.md
+ * are a few hundred bytes (a productId, an error and a field), an error page a few KB; 1 MiB
+ * is far above any real answer, yet with up to 64 calls in flight per process it holds at most
+ * 64 MiB, where a body of 600 MB crashed the worker (a string longer than V8 allows).
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** An answer whose body went over MAX_ANSWER_BYTES: `data` is its first MAX_ANSWER_BYTES, as text. */
+export type BoundedResponse = AxiosResponse & { bodyTruncated?: true };
+
 /** axios's rule: a URL with a scheme (or protocol-relative) stands alone, else it follows the base. */
 export function fullUrl(baseURL: string | undefined, url: string | undefined): string {
   const path = url ?? '';
@@ -86,18 +97,32 @@ export const httpAdapter: AxiosAdapter = (config: InternalAxiosRequestConfig) =>
       headers,
       agent: secure ? config.httpsAgent : config.httpAgent,
     }, (res) => {
-      const chunks: string[] = [];
+      const chunks: Buffer[] = [];
       let size = 0;
-      const limit = config.maxContentLength !== undefined && config.maxContentLength > -1 ? config.maxContentLength : Infinity;
+      const limit = Math.min(MAX_ANSWER_BYTES, config.maxContentLength !== undefined && config.maxContentLength > -1 ? config.maxContentLength : Infinity);
+      const answer = (truncated: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        const status = res.statusCode ?? 0;
+        const data = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+        const response: BoundedResponse = { data, status, statusText: res.statusMessage ?? '', headers: res.headers, config, request: req, ...(truncated ? { bodyTruncated: true } : {}) };
+        if (!config.validateStatus || config.validateStatus(status)) resolve(response);
+        else reject(new AxiosError(`Request failed with status code ${status}`, status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST, config, req, response));
+      };
       const stream = bodyStream(res);
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        size += chunk.length;
-        if (size > limit) {
-          fail(new AxiosError(`maxContentLength size of ${limit} exceeded`, AxiosError.ERR_BAD_RESPONSE, config, req));
+      stream.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        if (size + chunk.length > limit) {
+          // the answer is decided by its status and the first `limit` bytes; the rest is not
+          // read: the connection is closed (a body of hundreds of MB crashed the worker)
+          chunks.push(chunk.subarray(0, limit - size));
+          size = limit;
+          answer(true);
           req.destroy();
           return;
         }
+        size += chunk.length;
         chunks.push(chunk);
       });
       const broken = (err: NodeJS.ErrnoException) => fail(AxiosError.from(err, err.code ?? AxiosError.ERR_BAD_RESPONSE, config, req));
@@ -107,15 +132,7 @@ export const httpAdapter: AxiosAdapter = (config: InternalAxiosRequestConfig) =>
       res.on('close', () => {
         if (!res.complete) fail(new AxiosError('the connection closed before the answer ended', 'ECONNRESET', config, req));
       });
-      stream.on('end', () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        const status = res.statusCode ?? 0;
-        const response: AxiosResponse = { data: chunks.length === 1 ? chunks[0] : chunks.join(''), status, statusText: res.statusMessage ?? '', headers: res.headers, config, request: req };
-        if (!config.validateStatus || config.validateStatus(status)) resolve(response);
-        else reject(new AxiosError(`Request failed with status code ${status}`, status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST, config, req, response));
-      });
+      stream.on('end', () => answer(false));
     });
     req.on('error', (err: NodeJS.ErrnoException) => fail(AxiosError.from(err, err.code, config, req)));
     if (config.timeout) {

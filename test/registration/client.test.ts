@@ -2,16 +2,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import type { Adapter, AdapterAnswer, AdapterCall } from '../../src/registration/adapter.js';
 import { createRegistrationClient } from '../../src/registration/client.js';
-import { fullUrl } from '../../src/registration/http-adapter.js';
+import { MAX_ANSWER_BYTES, fullUrl } from '../../src/registration/http-adapter.js';
 import { Redactor } from '../../src/registration/redactor.js';
-import { builtinAdapter } from '../../src/registration/builtin-adapter.js';
+import { builtinAdapter, builtinOutcome } from '../../src/registration/builtin-adapter.js';
 import { FailureStreak, TRIP_AFTER, usableAnswer } from '../../src/steering/outage.js';
 
 interface Seen { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }
 
 const seen: Seen[] = [];
+let endlessClosed = false;
 let base = '';
 const server = http.createServer((req, res) => {
   let body = '';
@@ -30,6 +32,17 @@ const server = http.createServer((req, res) => {
       else if (status === 202) res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ productId: 'P-1', status: 'pending' }));
       else if (status < 300) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'created' }));
       else res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: status === 404 ? 'no such route' : 'nope' }));
+    } else if (req.url!.endsWith('/endless')) {
+      // a 201 whose body never ends: only a bound on what is read stops it
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.write('{"productId":"big","junk":"');
+      const junk = 'x'.repeat(64 * 1024);
+      const more = () => {
+        while (!res.destroyed && res.write(junk));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      res.on('close', () => (endlessClosed = true));
+      more();
     } else if (req.url!.endsWith('/drop')) {
       req.socket.destroy();
     } else if (req.url!.endsWith('/gzip-drop')) {
@@ -102,6 +115,25 @@ describe('the registration client', () => {
     const { client } = clientFor('/gzip');
     try {
       await expect(client.register(call)).resolves.toEqual({ kind: 'registered', productId: 'zipped' });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('reads at most 1 MiB of an answer\'s body and closes the connection on the rest: the status decides', async () => {
+    const { client, answers } = clientFor('/endless', 10_000);
+    try {
+      const started = Date.now();
+      await client.register(call);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(answers).toHaveLength(1);
+      expect(answers[0]).toMatchObject({ status: 201, bodyTruncated: true });
+      expect(MAX_ANSWER_BYTES).toBe(1024 * 1024);
+      expect((answers[0]!.body as string).length).toBe(MAX_ANSWER_BYTES);
+      expect((answers[0]!.body as string).startsWith('{"productId":"big","junk":"xxx')).toBe(true);
+      await until('the server sees the connection closed', async () => endlessClosed, 5000);
+      // a 201 whose productId was not read: retried with the same key (the replay's 200 gives it), an answer all the same
+      expect(builtinOutcome(answers[0]!, 0)).toEqual({ kind: 'transient', reason: 'the API answered 201 Created with a body over 1 MiB, not read: the productId is unknown' });
     } finally {
       client.close();
     }
