@@ -8,6 +8,7 @@
 // writer and the CSV and archive modules too, about 100 ms of every upload's start.
 import WorkbookReader from 'exceljs/lib/stream/xlsx/workbook-reader.js';
 import enums from 'exceljs/lib/doc/enums.js';
+import utils from 'exceljs/lib/utils/utils.js';
 import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
@@ -30,7 +31,7 @@ interface SheetInfo {
   state?: string;
 }
 
-type ReaderWithModel = { model?: { sheets?: SheetInfo[] } };
+type ReaderWithModel = { model?: { sheets?: SheetInfo[] }; properties?: { model?: { date1904?: boolean } } };
 
 /** The reader's parsing of xl/_rels/workbook.xml.rels, and the relationships it keeps. */
 type RelsReader = { _parseRels(entry: unknown): Promise<void>; workbookRels?: Array<{ Target?: string }> };
@@ -121,10 +122,30 @@ export function formulaCell(result: unknown): SheetCell {
   return toSheetCell(result);
 }
 
+/** The part of an exceljs stream cell that is read. */
+interface StreamCell {
+  type: number;
+  value: unknown;
+  result?: unknown;
+  numFmt?: string;
+}
+
 /** The part of an exceljs stream row that is read. */
 interface StreamRow {
   number: number;
-  eachCell(iteratee: (cell: { type: number; value: unknown; result?: unknown }, col: number) => void): void;
+  eachCell(iteratee: (cell: StreamCell, col: number) => void): void;
+}
+
+/**
+ * A formula cell's saved result. The reader reads a typed number in a cell
+ * formatted as a date as that date, but a formula's result as a number
+ * whatever the format: a date the formula shows (`=F2+30`) would be read as
+ * 46024. It is read as the date, the same way.
+ */
+function formulaResult(cell: StreamCell, date1904: boolean): unknown {
+  return typeof cell.result === 'number' && Number.isFinite(cell.result) && utils.isDateFmt(cell.numFmt)
+    ? utils.excelToDate(cell.result, date1904)
+    : cell.result;
 }
 
 /**
@@ -163,12 +184,12 @@ function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
   }
 }
 
-function rowCells(row: StreamRow): SheetCell[] {
+function rowCells(row: StreamRow, date1904: boolean): SheetCell[] {
   const out: SheetCell[] = [];
   // A formula cell's `value` drops a falsy result ('', 0, FALSE); its `result` keeps it.
   row.eachCell((cell, col) => {
     if (col > MAX_COLUMNS) return;
-    out[col - 1] = cell.type === enums.ValueType.Formula ? formulaCell(cell.result) : toSheetCell(cell.value);
+    out[col - 1] = cell.type === enums.ValueType.Formula ? formulaCell(formulaResult(cell, date1904)) : toSheetCell(cell.value);
   });
   for (let i = 0; i < out.length; i++) out[i] ??= EMPTY;
   return out;
@@ -198,7 +219,8 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
   try {
     for await (const worksheet of reader) {
       const ws = worksheet as unknown as { name?: string; state?: string; part?: string } & AsyncIterable<StreamRow>;
-      const sheets = (reader as unknown as ReaderWithModel).model?.sheets;
+      const book = reader as unknown as ReaderWithModel;
+      const sheets = book.model?.sheets;
       target ??= sheets && sheets.length > 0 ? pickSheet(sheets) : undefined;
       const name = ws.name ?? '';
       firstSeen ??= name;
@@ -212,8 +234,9 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
       let header: SheetCell[] | undefined;
       const rows: SheetRow[] = [];
       let overLimit = false;
+      const date1904 = book.properties?.model?.date1904 === true;
       for await (const row of ws) {
-        const cells = rowCells(row);
+        const cells = rowCells(row, date1904);
         if (row.number === 1) {
           header = cells;
           continue;

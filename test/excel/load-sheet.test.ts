@@ -180,6 +180,30 @@ describe('cells as real spreadsheets hold them', () => {
     expect(s.errors[0]!.message).toContain('date');
   });
 
+  it('refuses a formula whose saved result is a date, as it refuses a typed date', async () => {
+    const released = (formula: string, day: number) => ({ formula, result: new Date(Date.UTC(2026, 0, day)) }) as ExcelJS.CellValue;
+    const s = await parse(await buildSheet([...ENGLISH_HEADERS, 'released'], [
+      ['A-1', 'Mug', released('I2', 2), 1, 'C1', '', '', '', new Date(Date.UTC(2026, 0, 2))],
+      ['A-2', 'Cup', 12000, 1, 'C1', '', '', '', released('I2+30', 1 + 31)],
+      // a number in a cell formatted as a number stays a number
+      ['A-3', 'Pot', { formula: '6000*2', result: 12000 } as ExcelJS.CellValue, 1, 'C1'],
+    ], {
+      after: (wb) => {
+        const ws = wb.getWorksheet('products')!;
+        for (const ref of ['C2', 'I2', 'I3']) ws.getCell(ref).numFmt = 'yyyy-mm-dd';
+        ws.getCell('C4').numFmt = '#,##0';
+      },
+    }));
+    expect(s.errors).toEqual([
+      { row: 2, column: 'price', message: 'price holds a date; dates are not valid values' },
+      { row: 2, column: 'released', message: '"released" holds a date; dates are not valid values, type the text instead' },
+      { row: 3, column: 'released', message: '"released" holds a date; dates are not valid values, type the text instead' },
+    ]);
+    // the reports write it back as the date it is
+    expect(s.raw.find((r) => r.row === 2)!.values.price).toEqual({ date: '2026-01-02T00:00:00.000Z' });
+    expect(s.valid.map((v) => [v.row, v.product.price])).toEqual([[4, 12000]]);
+  });
+
   it('reads a numeric SKU as its text', async () => {
     const s = await parse(await buildSheet(ENGLISH_HEADERS, [[880012, 'Mug', 100, 1, 'C1']]));
     expect(s.valid[0]!.product.sku).toBe('880012');
