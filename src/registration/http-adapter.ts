@@ -23,6 +23,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import { maskUrl } from '../mask-url.js';
 import { AxiosError, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 
 /**
@@ -36,11 +37,42 @@ export const MAX_ANSWER_BYTES = 1024 * 1024;
 /** An answer whose body went over MAX_ANSWER_BYTES: `data` is its first MAX_ANSWER_BYTES, as text. */
 export type BoundedResponse = AxiosResponse & { bodyTruncated?: true };
 
-/** axios's rule: a URL with a scheme (or protocol-relative) stands alone, else it follows the base. */
+/**
+ * The request's URL: a URL with a scheme (or protocol-relative) stands alone (axios's rule);
+ * else the path is appended to the base URL's path, the base's query kept and the path's own
+ * added after it (`http://h/api?token=X` + `/sellers/S/products` ->
+ * `http://h/api/sellers/S/products?token=X`). A base that is no URL is joined as text, for the
+ * request to fail as an invalid URL.
+ */
 export function fullUrl(baseURL: string | undefined, url: string | undefined): string {
   const path = url ?? '';
   if (!baseURL || /^([a-z][a-z\d+\-.]*:)?\/\//i.test(path)) return path;
-  return path ? `${baseURL.replace(/\/?\/$/, '')}/${path.replace(/^\/+/, '')}` : baseURL;
+  if (!path) return baseURL;
+  let out: URL;
+  try {
+    out = new URL(baseURL);
+  } catch {
+    return `${baseURL.replace(/\/?\/$/, '')}/${path.replace(/^\/+/, '')}`;
+  }
+  const cut = path.search(/[?#]/);
+  const query = cut === -1 || path[cut] !== '?' ? '' : path.slice(cut + 1).split('#')[0]!;
+  out.hash = '';
+  out.pathname = `${out.pathname.replace(/\/+$/, '')}/${(cut === -1 ? path : path.slice(0, cut)).replace(/^\/+/, '')}`;
+  if (query) out.search = out.search.length > 1 ? `${out.search}&${query}` : `?${query}`;
+  return out.href;
+}
+
+/** `user:password` of a URL as a Basic Authorization value (as axios sends it), undefined without one. */
+export function basicAuthOf(target: URL): string | undefined {
+  if (!target.username && !target.password) return undefined;
+  const decode = (v: string) => {
+    try {
+      return decodeURIComponent(v);
+    } catch {
+      return v;
+    }
+  };
+  return `Basic ${Buffer.from(`${decode(target.username)}:${decode(target.password)}`).toString('base64')}`;
 }
 
 /** The answer's body as it came, inflated when the server compressed it anyway (this adapter asks for none). */
@@ -64,7 +96,7 @@ export const httpAdapter: AxiosAdapter = (config: InternalAxiosRequestConfig) =>
     try {
       target = new URL(fullUrl(config.baseURL, config.url));
     } catch {
-      reject(new AxiosError(`Invalid URL: ${fullUrl(config.baseURL, config.url)}`, AxiosError.ERR_INVALID_URL, config));
+      reject(new AxiosError(`Invalid URL: ${maskUrl(fullUrl(config.baseURL, config.url))}`, AxiosError.ERR_INVALID_URL, config));
       return;
     }
     const secure = target.protocol === 'https:';
@@ -78,6 +110,10 @@ export const httpAdapter: AxiosAdapter = (config: InternalAxiosRequestConfig) =>
       return;
     }
     const headers = config.headers.toJSON(true) as Record<string, string>;
+    // user:password in the URL (REGISTRATION_API_URL or an adapter's url) goes as Basic auth, never in
+    // the request line; an Authorization the request carries itself (a seller's bearer token) wins
+    const basic = basicAuthOf(target);
+    if (basic && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) headers.Authorization = basic;
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
 
     let settled = false;

@@ -196,6 +196,33 @@ describe('the registration client', () => {
     expect(fullUrl('http://h/api', 'https://other/y')).toBe('https://other/y');
     expect(fullUrl('http://h/api', '')).toBe('http://h/api');
   });
+
+  it('appends the path to the base URL\'s path and keeps its query', () => {
+    expect(fullUrl('http://h/api?token=X', '/sellers/S/products')).toBe('http://h/api/sellers/S/products?token=X');
+    expect(fullUrl('http://h/api/?token=X&v=2', 'v1/x?a=1')).toBe('http://h/api/v1/x?token=X&v=2&a=1');
+    expect(fullUrl('http://u:p@h:81?k=1', '/x')).toBe('http://u:p@h:81/x?k=1');
+  });
+
+  it('sends user:password of the base URL as Basic auth, not in the request line, and its query after the path', async () => {
+    const withCredentials = base.replace('http://', 'http://ops:p%40ss%20w@') + '?token=T1';
+    const { client } = clientFor('/products', 2000, withCredentials);
+    const bearer = createRegistrationClient({
+      baseUrl: withCredentials, timeoutMs: 2000, redactor: new Redactor(),
+      adapter: { adapter: builtinAdapter({ registrationToken: 'static-1' }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false },
+    });
+    try {
+      await expect(client.register(call)).resolves.toMatchObject({ kind: 'registered' });
+      expect(seen.at(-1)!.url).toBe('/api/products?token=T1');
+      expect(seen.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('ops:p@ss w').toString('base64')}`);
+      // a request's own Authorization (the seller's bearer token) is kept
+      await bearer.register(call);
+      expect(seen.at(-1)!.url).toBe('/api/sellers/S1/products?token=T1');
+      expect(seen.at(-1)!.headers.authorization).toBe('Bearer static-1');
+    } finally {
+      client.close();
+      bearer.close();
+    }
+  });
 });
 
 describe('the registration client and secrets', () => {
