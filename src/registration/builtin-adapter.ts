@@ -15,6 +15,49 @@ function text(value: unknown, max = 500): string | undefined {
   return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, max);
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** A text answer as a seller reads it: an HTML page's text without its tags, scripts and styles, spaces collapsed, cut at `max`. */
+export function plainText(body: string, max = 300): string | undefined {
+  let t = body;
+  if (/<[a-z!/][^>]*>/i.test(t)) {
+    t = t
+      .replace(/<(script|style|head)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+      .replace(/<!--[\s\S]*?-->/g, ' ')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&(#\d+|#x[\da-f]+|[a-z]+);/gi, (m, e: string) => {
+        if (e[0] !== '#') return ENTITIES[e.toLowerCase()] ?? m;
+        const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1));
+        return code > 31 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
+      });
+  }
+  const flat = text(t.replace(/\s+/g, ' '), Infinity);
+  if (flat === undefined) return undefined;
+  return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
+}
+
+/**
+ * The API's message in an answer's body: `error` as text or `error.message`, else `message`,
+ * `detail` (RFC 9457) or `errors[0].message`; a body of text or HTML as plain text.
+ */
+export function messageOf(body: unknown, max = 500): string | undefined {
+  if (typeof body === 'string') return plainText(body, Math.min(max, 300));
+  if (!isObject(body)) return undefined;
+  const first = Array.isArray(body.errors) ? body.errors[0] : undefined;
+  for (const v of [body.error, body.message, body.detail, first]) {
+    const m = typeof v === 'string' ? text(v, max) : isObject(v) ? text(v.message, max) ?? text(v.detail, max) : undefined;
+    if (m) return m;
+  }
+  return undefined;
+}
+
+/** A productId as text: a string, or a number the API sent as one (`{"productId": 12345}`). */
+function idOf(value: unknown): string | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : text(value, 255);
+}
+
 /**
  * `RateLimit-Policy` (IETF RateLimit header fields draft): `<max>;w=<seconds>`,
  * or the later drafts' `"<name>";q=<max>;w=<seconds>`. With several policies,
@@ -53,8 +96,9 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl
   const b = (answer.body && typeof answer.body === 'object' ? answer.body : {}) as Record<string, unknown>;
   const rule = parseRateLimitPolicy(headers['ratelimit-policy']);
   const withRule = (o: AdapterOutcome): AdapterOutcome => (rule ? { ...o, rule } : o);
-  const productId = text(b.productId, 255);
-  const detail = text(b.error, 200);
+  const productId = idOf(b.productId);
+  const message = messageOf(answer.body);
+  const detail = messageOf(answer.body, 200);
   const saying = detail ? `: ${detail}` : '';
   if ((status === 201 || status === 200) && productId) return withRule({ kind: 'registered', productId });
   if (status >= 200 && status < 300) {
@@ -70,12 +114,12 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl
     });
   }
   if (status === 400 || status === 422) {
-    const field = text(b.field, 100);
-    return withRule({ kind: 'invalid', reason: text(b.error) ?? `the API rejected the product (${status})`, ...(field ? { field } : {}) });
+    const field = text(b.field, 100) ?? (isObject(b.error) ? text(b.error.field, 100) : undefined);
+    return withRule({ kind: 'invalid', reason: message ?? `the API rejected the product (${named(status)}) without saying why`, ...(field ? { field } : {}) });
   }
   if (status === 409) {
-    if (productId) return withRule({ kind: 'duplicate', productId, reason: text(b.error) ?? 'the seller already has this SKU' });
-    return withRule({ kind: 'invalid', reason: text(b.error) ?? 'the API reported a conflict (409) without the existing productId' });
+    if (productId) return withRule({ kind: 'duplicate', productId, reason: message ?? 'the seller already has this SKU' });
+    return withRule({ kind: 'invalid', reason: message ?? 'the API reported a conflict (409) without the existing productId' });
   }
   if (status === 401 || status === 403) {
     return withRule({ kind: 'unauthorized', reason: `the API answered ${status}${saying}` });

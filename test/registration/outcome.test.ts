@@ -19,6 +19,23 @@ describe('the built-in adapter (registration-api.md)', () => {
     expect(builtinOutcome(answer(403, {}), 0)).toEqual({ kind: 'unauthorized', reason: 'the API answered 403' });
   });
 
+  it('keeps the API\'s message of a text, HTML, empty or nested answer, and a productId sent as a number', () => {
+    expect(builtinOutcome(answer(400, 'price must be at most 1000000\n'), 0)).toEqual({ kind: 'invalid', reason: 'price must be at most 1000000' });
+    expect(builtinOutcome(answer(422, '<html><head><title>x</title><style>p{}</style></head><body><p>Unprocessable:&nbsp;name &amp; brand too long</p></body></html>'), 0))
+      .toEqual({ kind: 'invalid', reason: 'Unprocessable: name & brand too long' });
+    expect(builtinOutcome(answer(400, ''), 0)).toEqual({ kind: 'invalid', reason: 'the API rejected the product (400 Bad Request) without saying why' });
+    expect(builtinOutcome(answer(400, { error: { code: 'PRICE_RANGE', message: 'price out of range' }, field: 'price' }), 0)).toEqual({ kind: 'invalid', reason: 'price out of range', field: 'price' });
+    expect(builtinOutcome(answer(400, { message: 'stock must be positive', field: 'stock' }), 0)).toEqual({ kind: 'invalid', reason: 'stock must be positive', field: 'stock' });
+    expect(builtinOutcome(answer(422, { errors: [{ message: 'brand is unknown' }] }), 0)).toEqual({ kind: 'invalid', reason: 'brand is unknown' });
+    const long = builtinOutcome(answer(400, `<p>${'word '.repeat(200)}</p>`), 0) as { reason: string };
+    expect(long.reason.length).toBeLessThanOrEqual(300);
+    expect(long.reason.endsWith('…')).toBe(true);
+    expect(builtinOutcome(answer(502, '<html>Bad Gateway</html>'), 0)).toEqual({ kind: 'transient', reason: 'the API answered 502: Bad Gateway' });
+    expect(builtinOutcome(answer(409, { error: 'the seller already has this SKU', productId: 777 }), 0)).toEqual({ kind: 'duplicate', productId: '777', reason: 'the seller already has this SKU' });
+    expect(builtinOutcome(answer(201, { productId: 12345 }), 0)).toEqual({ kind: 'registered', productId: '12345' });
+    expect(builtinOutcome(answer(200, { productId: 12345 }), 0)).toEqual({ kind: 'registered', productId: '12345' });
+  });
+
   it('reads the rule announced in RateLimit-Policy, in either draft form', () => {
     expect(parseRateLimitPolicy('100;w=60')).toEqual({ max: 100, windowMs: 60_000 });
     expect(parseRateLimitPolicy('"default";q=50;w=2, "day";q=1000;w=86400')).toEqual({ max: 50, windowMs: 2000 });
