@@ -4,8 +4,13 @@
  */
 
 const SCHEME = /[a-z][a-z0-9+.-]*:\/\//gi;
-/** A query parameter that carries a secret (`redis://h?password=...`, `https://h/x?token=...`). */
-const SECRET_PARAM = /([?&;](?:password|pass|passwd|pwd|secret|token|access_token|auth|authorization|api_key|apikey|key)=)[^&;#\s'"]*/gi;
+/**
+ * A query parameter that carries a secret: any whose name holds secret, token, key, sig, pass,
+ * pwd, auth or credential, in any case (`password=`, `client_secret=`, `api_token=`, `apiKey=`,
+ * `access_key=`, `sig=`, `X-Amz-Signature=`, `auth=`, `credentials=`). A harmless one that
+ * holds such a word (`design=`) is masked too: masking too much is the safe side.
+ */
+const SECRET_PARAM = /([?&;][^=&;#\s'"?]*?(?:secret|token|key|sig|pass|pwd|auth|credential)[^=&;#\s'"]*=)[^&;#\s'"]*/gi;
 
 /**
  * Credentials in URLs masked, anywhere in a text: `redis://user:secret@host` ->
