@@ -38,7 +38,7 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(first[2]!.nextPermitInMs).toBeLessThanOrEqual(700);
     for (let row = 1; row <= 3; row++) await limiter.complete({ sellerId: 'DF', uploadId: 'd', row, member: `d:${row}`, sendId: `d:${row}#a` }, undefined, 60);
     // the second window's rows wake early: planned, with no event (the full window said it)
-    const woken = [];
+    const woken: Permit[] = [];
     for (let row = 4; row <= 6; row++) woken.push(await limiter.acquire('DF', `d:${row}`, `d:${row}#a`));
     expect(woken.map((r) => r.granted)).toEqual([false, false, false]);
     expect(woken.map((r) => r.event)).toEqual([undefined, undefined, undefined]);
@@ -53,7 +53,7 @@ describe('sliding-window.lua against a real Redis', () => {
     // full window does not throttle it (no row waits behind it)
     const untilDeferred = until - (await redisTime(redis));
     await new Promise((r) => setTimeout(r, Math.max(0, untilDeferred)));
-    const last = [];
+    const last: Permit[] = [];
     for (let row = 7; row <= 9; row++) last.push(await limiter.acquire('DF', `d:${row}`, `d:${row}#a`));
     // (in grant order: those granted at once, then the rest once their slots come)
     const lastGrants = last.filter((r) => r.granted);
