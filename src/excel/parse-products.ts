@@ -192,6 +192,16 @@ function readField(field: Field, cell: SheetCell | undefined): Check<string | nu
   return readText(field, cell);
 }
 
+/** True for the template's example row, left in: its SKU, name and image read as the example's. */
+function isExampleRow(cells: SheetCell[], columns: ReadonlyMap<Field, number>): boolean {
+  const value = (field: Field) => {
+    const index = columns.get(field);
+    const check = readField(field, index === undefined ? undefined : cells[index]);
+    return check.ok ? check.value : undefined;
+  };
+  return isTemplateExample({ sku: value('sku') as string | undefined, name: value('name') as string | undefined, imageUrl: value('imageUrl') as string | undefined });
+}
+
 /** A 0-based column index as the spreadsheet names it: 0 -> A, 26 -> AA. */
 export function columnLetter(index: number): string {
   let n = index + 1;
@@ -347,8 +357,12 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   }
 
   const { rows: productRows, spread, within } = spreadMerged(sheet.rows, sheet.merged ?? []);
-  if (sheet.overLimit || productRows.length > MAX_PRODUCT_ROWS) {
-    const count = sheet.overLimit ? `more than ${fmt(productRows.length - 1)}` : fmt(productRows.length);
+  // the template's example row, left in: not a product of the seller's (fields.ts), nor counted toward the limit
+  const exampleRows = new Set(productRows.filter(({ cells }) => isExampleRow(cells, columns)).map((r) => r.row));
+  const products = productRows.length - exampleRows.size;
+  if (sheet.overLimit || products > MAX_PRODUCT_ROWS) {
+    // reading stopped after twice the limit: what was read is over it, whatever examples it held
+    const count = sheet.overLimit ? `more than ${fmt(Math.max(products - 1, MAX_PRODUCT_ROWS))}` : fmt(products);
     throw new UploadRejected(
       `the file has ${count} product rows; at most ${fmt(MAX_PRODUCT_ROWS)} are allowed: split it into several files.`,
     );
@@ -359,14 +373,16 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
   const errors: RowError[] = [];
   const raw: ParsedSheet['raw'] = [];
   const firstSeen = new Map<string, number>();
-  // the template's example row, left in: not a product of the seller's (fields.ts)
   const examples: number[] = [];
   // rows with a value under a column with no header, by column
   const unread = new Map<number, number[]>();
   for (const { row, cells } of productRows) {
+    if (exampleRows.has(row)) {
+      examples.push(row);
+      continue;
+    }
     const values: Partial<Record<Field, RawValue>> = {};
     const product: Record<string, string | number> = {};
-    const errorsBefore = errors.length;
     let rowOk = true;
     for (const field of FIELDS) {
       const index = columns.get(field);
@@ -382,11 +398,6 @@ export function parseProducts(sheet: SheetData): ParsedSheet {
       } else if (check.value !== undefined) {
         product[field] = check.value;
       }
-    }
-    if (isTemplateExample(product)) {
-      errors.length = errorsBefore;
-      examples.push(row);
-      continue;
     }
     cells.forEach((cell, index) => {
       if ((index >= sheet.header.length || unheaded.has(index)) && !isEmptyCell(cell)) unread.set(index, [...(unread.get(index) ?? []), row]);

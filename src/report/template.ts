@@ -47,7 +47,8 @@ export async function buildTemplate(lang: Lang, extra: readonly TemplateColumn[]
   const validations = (ws as unknown as { dataValidations: { add(range: string, v: ExcelJS.DataValidation): void } }).dataValidations;
   const rows = (field: Field) => {
     const col = ws.getColumn(FIELDS.indexOf(field) + 1).letter;
-    return `${col}2:${col}${MAX_PRODUCT_ROWS + 1}`;
+    // row 2's example, which a seller may leave in (it is not counted), and 500 products below it
+    return `${col}2:${col}${MAX_PRODUCT_ROWS + 2}`;
   };
   for (const field of ['price', 'stock'] as const) {
     const { min, max } = WHOLE_LIMITS[field]!;

@@ -30,8 +30,9 @@ describe('bulk-register template', () => {
       expect(ws.getColumn(2).width).toBeGreaterThanOrEqual(20);
       expect(ws.getCell('C2').dataValidation).toMatchObject({ type: 'whole', formulae: [1, 1_000_000_000] });
       expect(ws.getCell('D500').dataValidation).toMatchObject({ type: 'whole', formulae: [0, 99_999] });
-      // one range per column, none overlapping another (Excel offers to repair a file whose do)
-      expect(validationRanges(bytes)).toEqual(['A2:A501', 'B2:B501', 'C2:C501', 'D2:D501', 'E2:E501', 'F2:F501', 'G2:G501']);
+      // one range per column, none overlapping another (Excel offers to repair a file whose do),
+      // over the example and 500 products below it (the example is not counted)
+      expect(validationRanges(bytes)).toEqual(['A2:A502', 'B2:B502', 'C2:C502', 'D2:D502', 'E2:E502', 'F2:F502', 'G2:G502']);
       const info = wb.worksheets[1]!;
       expect(info.name).toBe(lang === 'en' ? 'instructions' : '안내');
       expect(String(info.getCell('C4').value)).toMatch(/1,000,000,000/);
