@@ -128,6 +128,9 @@ export function builtinOutcome(answer: AdapterAnswer, nowMs = Date.now(), apiUrl
     const retryAfterMs = parseRetryAfter(headers['retry-after'], nowMs);
     return withRule({ kind: 'throttled', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }
+  // the request was not handled (408 Request Timeout, 425 Too Early): sent again, as a 5xx is,
+  // but the API answered (it counts toward no outage: registration/client.ts)
+  if (status === 408 || status === 425) return withRule({ kind: 'transient', reason: `the API answered ${named(status)}${saying}: not handled, sent again` });
   if (status >= 400 && status < 500) {
     const where = status === 404 ? `; the address may be wrong: check REGISTRATION_API_URL${apiUrl ? ` (${maskUrl(apiUrl)})` : ''}` : '';
     return withRule({ kind: 'invalid', reason: `the API answered ${named(status)}${saying}: no product was created${where}` });

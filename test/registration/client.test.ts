@@ -262,8 +262,12 @@ describe('the registration client and secrets', () => {
       for (const status of [202, 204, 201, 200]) {
         expect(await callFor(status)).toMatchObject({ kind: 'transient', answered: true, reason: expect.stringContaining(`the API answered ${status} `) });
       }
+      // a request the API did not handle (408 Request Timeout, 425 Too Early) is sent again
+      for (const status of [408, 425]) {
+        expect(await callFor(status)).toMatchObject({ kind: 'transient', answered: true, reason: expect.stringMatching(new RegExp(`^the API answered ${status} .*: not handled, sent again$`)) });
+      }
       const streak = new FailureStreak();
-      for (const [i, status] of [404, 410, 418, 302, 202, 204, 201, 200].entries()) {
+      for (const [i, status] of [404, 410, 418, 302, 202, 204, 201, 200, 408].entries()) {
         const outcome = await callFor(status);
         expect(usableAnswer(outcome)).toBe(true);
         expect(streak.note(usableAnswer(outcome)!, 1000 + i, `u:${i}`)).toBe(false);
