@@ -136,6 +136,14 @@ function readText(field: Field, cell: SheetCell | undefined): Check<string> {
 const WELL_GROUPED = /^[+-]?\d{1,3}([,\s]\d{3})+(\.\d+)?$/;
 
 /**
+ * A number grouped with dots and nothing else ("12.000", "1.234.567"): in Korea
+ * and much of Europe the dot separates thousands, elsewhere it is a decimal
+ * point, so which number the seller means cannot be told. A leading 0
+ * ("0.500") or 4 digits before the dot ("1234.000") are not thousands: decimals.
+ */
+const DOT_GROUPED = /^[+-]?[1-9]\d{0,2}(\.\d{3})+$/;
+
+/**
  * `n`, or the whole number it is within floating-point noise of: a formula
  * such as `=12000*1.1` saves 13200.000000000002, which the seller sees as 13200.
  */
@@ -156,6 +164,11 @@ function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
     n = cell.value;
   } else if (cell.kind === 'text') {
     const text = cell.text.trim();
+    if (DOT_GROUPED.test(text)) {
+      const digits = text.replace(/\./g, '');
+      const dots = text.indexOf('.') === text.lastIndexOf('.') ? 'the dot separates' : 'the dots separate';
+      return { ok: false, message: `${rule()} (got ${quote(text)}); a dot between digit groups is a thousands separator in some countries and a decimal point in others: type the digits only (${digits} if ${dots} thousands)` };
+    }
     const plain = text.replace(/[,\s]/g, '');
     if (!/^[+-]?\d+(\.\d+)?$/.test(plain)) return { ok: false, message: `${rule()} (got ${quote(text)})` };
     if (plain !== text && !WELL_GROUPED.test(text)) {

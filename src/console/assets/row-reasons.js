@@ -20,6 +20,8 @@ const KO_RULES = [
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+); (.+) is not a whole number$`, '$2 ~ $3 사이의 정수여야 합니다 ($4: 정수가 아님)'],
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\); a decimal comma or a misplaced thousands separator is not accepted: type the number without separators$`,
     '$2 ~ $3 사이의 정수여야 합니다 (입력: $4). 소수점 쉼표나 잘못된 자리의 천 단위 구분 기호는 쓸 수 없으니 구분 기호 없이 숫자만 입력하세요'],
+  [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\); a dot between digit groups is a thousands separator in some countries and a decimal point in others: type the digits only \\((\\S+) if the dots? separates? thousands\\)$`,
+    '$2 ~ $3 사이의 정수여야 합니다 (입력: $4). 숫자 사이의 점은 나라에 따라 천 단위 구분 기호로도 소수점으로도 쓰이니 숫자만 입력하세요 (점이 천 단위 구분이라면 $5)'],
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\)$`, '$2 ~ $3 사이의 정수여야 합니다 (입력: $4)'],
   [`^${FIELD} must be an http or https URL \\(got (.*)\\)$`, 'http 또는 https로 시작하는 주소여야 합니다 (입력: $2)'],
   [`^duplicate sku, first seen in row (\\d+)$`, '같은 판매자상품코드가 $1행에 이미 있습니다'],
