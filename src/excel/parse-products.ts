@@ -123,7 +123,8 @@ function readText(field: Field, cell: SheetCell | undefined): Check<string> {
   }
   if (cell.kind === 'date') return { ok: false, message: `${field} holds a date; dates are not valid values, type the text instead` };
   if (cell.kind === 'error') return { ok: false, message: `${field} holds ${cell.text}` };
-  const text = field === 'description' ? stripControls(displayText(cell)).trim() : stripControls(displayText(cell)).replace(/\s+/g, ' ').trim();
+  // trimmed, nothing more (excel-format.md): "W  2" and "W 2" are two SKUs, and the duplicate check compares what is sent
+  const text = stripControls(displayText(cell)).trim();
   if (text.length < min) return { ok: false, message: `${field} is required` };
   if ([...text].length > max) return { ok: false, message: `${field} must be at most ${fmt(max)} characters (got ${fmt([...text].length)})` };
   return { ok: true, value: text === '' ? undefined : text };
