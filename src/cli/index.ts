@@ -131,7 +131,8 @@ program
   .argument('<out>', 'the .xlsx file to write')
   .addOption(new Option('--lang <lang>', 'header language').choices(['ko', 'en']).default('ko'))
   .option('--columns <file.json>', "the marketplace's own columns to add after ours: a JSON array of headers or { header, note, example } (default TEMPLATE_COLUMNS_FILE)")
-  .action((out: string, opts: { lang: string; columns?: string }) => run(async () => (await import('./template.js')).templateCommand(out, opts, await configWith())));
+  .option('--force', 'write over <out> if it exists (else refused: it may be a filled-in sheet)')
+  .action((out: string, opts: { lang: string; columns?: string; force?: boolean }) => run(async () => (await import('./template.js')).templateCommand(out, opts, await configWith())));
 
 program
   .command('report')
