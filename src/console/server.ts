@@ -15,7 +15,7 @@ import { ConfigError, type Config } from '../config.js';
 import { UploadRejected } from '../excel/errors.js';
 import { parseSheetBytes } from '../excel/load-sheet.js';
 import { stripControls } from '../excel/parse-products.js';
-import { MAX_FILE_BYTES } from '../excel/sniff-file.js';
+import { MAX_FILE_BYTES, tooLarge } from '../excel/sniff-file.js';
 import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { PACKAGE_ROOT } from '../paths.js';
@@ -330,7 +330,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       if (!SELLER_ID.test(seller)) {
         throw new ApiError(422, seller === '' ? 'say which seller the sheet is for: the form field "seller".' : `seller ${JSON.stringify(seller.slice(0, 80))} is invalid: expected 1-64 characters of A-Z a-z 0-9 _ -.`);
       }
-      if (file.size > MAX_FILE_BYTES) throw new ApiError(413, `the file is ${(file.size / 1024 / 1024).toFixed(1)} MiB; at most 10 MiB is allowed: remove images or split the products into several files.`);
+      if (file.size > MAX_FILE_BYTES) throw new ApiError(413, tooLarge(file.size).message);
       const dryRun = form.dryRun === '1' || form.dryRun === 'true';
       let sheet;
       try {

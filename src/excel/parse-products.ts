@@ -137,6 +137,21 @@ function readText(field: Field, cell: SheetCell | undefined): Check<string> {
 const WELL_GROUPED = /^[+-]?\d{1,3}([,\s]\d{3})+(\.\d+)?$/;
 
 /**
+ * Full-width forms (U+FF01-U+FF5E) as the ASCII characters they show, and the
+ * ideographic space as a space: a Korean IME in full-width mode types "１２，０００",
+ * which Excel shows as 12,000 in a wider font; the seller means that number.
+ */
+function halfWidth(text: string): string {
+  return text.replace(/[\uff01-\uff5e]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0)).replace(/\u3000/g, ' ');
+}
+
+/**
+ * A number with a currency sign or a unit before or after it ("₩12,000",
+ * "12,000원", "$12", "KRW 12000", "3개"): the sign or unit is group 1 or 3.
+ */
+const CURRENCY_OR_UNIT = /^([^\d\s+.,-][^\d]{0,4}?)?\s*([+-]?\d[\d,.\s]*)\s*([^\d\s.,][^\d]{0,4})?$/u;
+
+/**
  * A number grouped with dots and nothing else ("12.000", "1.234.567"): in Korea
  * and much of Europe the dot separates thousands, elsewhere it is a decimal
  * point, so which number the seller means cannot be told. A leading 0
@@ -164,7 +179,12 @@ function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   if (cell.kind === 'number') {
     n = cell.value;
   } else if (cell.kind === 'text') {
-    const text = cell.text.trim();
+    const text = halfWidth(cell.text).trim();
+    const affix = CURRENCY_OR_UNIT.exec(text);
+    const signs = affix ? [affix[1], affix[3]].filter((a) => a !== undefined) : [];
+    if (signs.length > 0) {
+      return { ok: false, message: `${rule()} (got ${quote(text)}); remove the currency sign or unit (${signs.map(quote).join(' and ')}) and type the number only` };
+    }
     if (DOT_GROUPED.test(text)) {
       const digits = text.replace(/\./g, '');
       const dots = text.indexOf('.') === text.lastIndexOf('.') ? 'the dot separates' : 'the dots separate';
@@ -185,18 +205,22 @@ function readWhole(field: Field, cell: SheetCell | undefined): Check<number> {
   return { ok: true, value: n };
 }
 
+/** The longest image URL taken, in UTF-16 code units. */
+const MAX_URL_CHARS = 2048;
+
 function readUrl(field: Field, cell: SheetCell | undefined): Check<string> {
   if (!cell || isEmptyCell(cell)) return { ok: true, value: undefined };
   if (cell.kind !== 'text') return { ok: false, message: `${field} must be an http or https URL (got ${quote(displayText(cell))})` };
   const text = stripControls(cell.text).trim();
   try {
     const url = new URL(text);
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && text.length <= 2048) {
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && text.length <= MAX_URL_CHARS) {
       return { ok: true, value: text };
     }
   } catch {
     // reported below
   }
+  if (text.length > MAX_URL_CHARS) return { ok: false, message: `${field} must be at most ${fmt(MAX_URL_CHARS)} characters (got ${fmt(text.length)})` };
   return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)})` };
 }
 

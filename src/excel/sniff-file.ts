@@ -133,8 +133,13 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
   throw new UploadRejected(`${named} is not an .xlsx workbook (its content is not recognised): save the sheet as .xlsx.`);
 }
 
+/**
+ * The refusal of a file over MAX_FILE_BYTES. Its size is given in bytes: in MiB,
+ * a file just over the limit rounds to "10.0 MiB", which reads as allowed.
+ */
 export function tooLarge(size: number): UploadRejected {
+  const bytes = (n: number) => n.toLocaleString('en-US');
   return new UploadRejected(
-    `the file is ${(size / 1024 / 1024).toFixed(1)} MiB; at most 10 MiB is allowed: remove images or split the products into several files.`,
+    `the file is ${bytes(size)} bytes, more than the ${MAX_FILE_BYTES / 1024 / 1024} MiB (${bytes(MAX_FILE_BYTES)} bytes) allowed: remove images or split the products into several files.`,
   );
 }

@@ -169,7 +169,7 @@ describe('cells as real spreadsheets hold them', () => {
       { row: 4, column: 'stock', message: misplaced('stock', '0 to 99,999', '1,2,3') },
       { row: 5, column: 'price', message: misplaced('price', '1 to 1,000,000,000', '1,2345') },
       { row: 5, column: 'stock', message: misplaced('stock', '0 to 99,999', '1 2 3') },
-      { row: 6, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000 (got "12,000원")' },
+      { row: 6, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000 (got "12,000원"); remove the currency sign or unit ("원") and type the number only' },
       { row: 6, column: 'stock', message: 'stock must be a whole number from 0 to 99,999; 12000.5 is not a whole number' },
     ]);
   });
@@ -333,7 +333,7 @@ describe('files that cannot be used', () => {
     const dir = mkdtempSync(join((await import('node:os')).tmpdir(), 'br-'));
     const path = join(dir, 'big.xlsx');
     writeFileSync(path, Buffer.alloc(10 * 1024 * 1024 + 1));
-    expect(await rejection(loadSheet(path))).toContain('at most 10 MiB');
+    expect(await rejection(loadSheet(path))).toBe('the file is 10,485,761 bytes, more than the 10 MiB (10,485,760 bytes) allowed: remove images or split the products into several files.');
     expect(await rejection(loadSheet(join(dir, 'missing.xlsx')))).toContain('does not exist');
   });
 
