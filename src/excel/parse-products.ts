@@ -93,7 +93,7 @@ export function displayText(cell: SheetCell | undefined): string {
   switch (cell.kind) {
     case 'empty': return '';
     case 'text': return cell.text;
-    case 'number': return String(cell.value);
+    case 'number': return cell.shown ?? String(cell.value);
     case 'bool': return cell.value ? 'TRUE' : 'FALSE';
     case 'date': return '(date)';
     case 'error': return `(${cell.text})`;

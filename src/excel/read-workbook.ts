@@ -184,12 +184,24 @@ function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
   }
 }
 
+/**
+ * A number as a format made only of zeros shows it: "00000" shows 12 as 00012
+ * (a SKU or a category code typed as a number). Other formats, negative and
+ * fractional numbers: undefined, and the number's own text is used.
+ */
+export function zeroPadded(value: number, numFmt: string | undefined): string | undefined {
+  if (numFmt === undefined || !/^0+$/.test(numFmt) || !Number.isSafeInteger(value) || value < 0) return undefined;
+  return String(value).padStart(numFmt.length, '0');
+}
+
 function rowCells(row: StreamRow, date1904: boolean): SheetCell[] {
   const out: SheetCell[] = [];
   // A formula cell's `value` drops a falsy result ('', 0, FALSE); its `result` keeps it.
   row.eachCell((cell, col) => {
     if (col > MAX_COLUMNS) return;
-    out[col - 1] = cell.type === enums.ValueType.Formula ? formulaCell(formulaResult(cell, date1904)) : toSheetCell(cell.value);
+    const read = cell.type === enums.ValueType.Formula ? formulaCell(formulaResult(cell, date1904)) : toSheetCell(cell.value);
+    const shown = read.kind === 'number' ? zeroPadded(read.value, cell.numFmt) : undefined;
+    out[col - 1] = read.kind === 'number' && shown !== undefined ? { ...read, shown } : read;
   });
   for (let i = 0; i < out.length; i++) out[i] ??= EMPTY;
   return out;

@@ -2,7 +2,8 @@
 export type SheetCell =
   | { kind: 'empty' }
   | { kind: 'text'; text: string }
-  | { kind: 'number'; value: number }
+  /** `shown`: the text the cell shows, where its format pads the number with zeros ("00000" shows 12 as 00012). */
+  | { kind: 'number'; value: number; shown?: string }
   | { kind: 'bool'; value: boolean }
   | { kind: 'date'; value: Date }
   /** `text` completes "name holds ..."; `code` is the error value the cell shows (#REF!), when known. */
