@@ -215,6 +215,8 @@ function rowCells(row: StreamRow, date1904: boolean): SheetCell[] {
  * @param entries the zip's directory, as sniffFile read it (read again when not given).
  * @throws UploadRejected when the workbook cannot be read or has no usable sheet.
  */
+const DAMAGED = 'the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as .xlsx again and upload the new file.';
+
 export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: ZipEntry[] = readZipDirectory(bytes) ?? []): Promise<SheetData> {
   const input = new HeldTailStream(bytes, centralDirectoryOffset(bytes), entries.length);
   const reader = new WorkbookReader(input, {
@@ -265,6 +267,9 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
       // a sheet over the limit is rejected whatever its cells hold: its part is not read again
       const part = overLimit ? undefined : ws.part;
       const xml = part === undefined ? undefined : partXml(bytes, entries, part);
+      // a sheet's XML cut short inside a sound zip (a part written by a tool that stopped): the
+      // stream reader ends at the cut without a word, and the rows after it would be lost
+      if (xml !== undefined && !/<\/(?:[\w.-]+:)?worksheet>\s*$/.test(xml.slice(-200))) throw new UploadRejected(DAMAGED);
       const merged = xml === undefined ? [] : mergedRanges(xml);
       if (part !== undefined && xml !== undefined) {
         correctCells(header, rows, inlineRichTexts(xml));
@@ -274,7 +279,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
     }
   } catch (err) {
     if (err instanceof UploadRejected) throw err;
-    throw new UploadRejected('the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as .xlsx again and upload the new file.');
+    throw new UploadRejected(DAMAGED);
   } finally {
     input.destroy();
   }

@@ -320,6 +320,9 @@ describe('files that cannot be used', () => {
   it('rejects a zip that is not a workbook, a truncated workbook, random bytes and an empty file', async () => {
     const good = await buildProductSheet(sampleProducts('A', 50));
     expect(await rejection(parse(good.subarray(0, Math.floor(good.length / 2))))).toContain('damaged or incomplete');
+    // a sound zip whose sheet XML is cut short: its rows after the cut would be lost without a word
+    const cut = rewriteZip(good, (name, text) => (name === 'xl/worksheets/sheet1.xml' ? text.slice(0, Math.floor(text.length * 0.6)) : text));
+    expect(await rejection(parse(cut))).toContain('damaged or incomplete');
     const zipOnly = Buffer.from('504b0304140000000800', 'hex');
     const emptyDirectory = Buffer.from('504b0506000000000000000000000000000000000000', 'hex');
     expect(await rejection(parse(Buffer.concat([zipOnly, Buffer.alloc(100), emptyDirectory])))).toContain('zip archive but not an .xlsx workbook');
