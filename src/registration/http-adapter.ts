@@ -48,11 +48,14 @@ export function fullUrl(baseURL: string | undefined, url: string | undefined): s
   const path = url ?? '';
   if (!baseURL || /^([a-z][a-z\d+\-.]*:)?\/\//i.test(path)) return path;
   if (!path) return baseURL;
+  const joined = () => `${baseURL.replace(/\/?\/$/, '')}/${path.replace(/^\/+/, '')}`;
+  // a base with no query (the usual case, once per row): joined as text, without parsing it
+  if (!/[?#]/.test(baseURL)) return joined();
   let out: URL;
   try {
     out = new URL(baseURL);
   } catch {
-    return `${baseURL.replace(/\/?\/$/, '')}/${path.replace(/^\/+/, '')}`;
+    return joined();
   }
   const cut = path.search(/[?#]/);
   const query = cut === -1 || path[cut] !== '?' ? '' : path.slice(cut + 1).split('#')[0]!;
