@@ -23,6 +23,7 @@ export const ALONE = [
   'test/rate-limit/sliding-window.int.test.ts',
   'test/steering/cancel-unanswered.int.test.ts',
   'test/steering/cancel.int.test.ts',
+  'test/steering/last-row-failing.int.test.ts',
   'test/steering/outage-attempts.int.test.ts',
   'test/steering/outage.int.test.ts',
   'test/steering/pause-share.int.test.ts',

@@ -10,10 +10,12 @@
  *   of any kind (201, 409, 422, 429...) resets the count, and one row's retries
  *   count once, so one bad row or one slow request never trips it.
  * - A row whose last attempt gets no usable answer fails only when the API has
- *   answered another row since this one began failing (`{ns}:api-answered`, the
- *   latest such answer's permit time on Redis's clock, written at most once a
- *   second by each process). Otherwise the row is held as for an outage: with
- *   MAX_ATTEMPTS=1, or before the breaker trips, an outage fails no row.
+ *   answered other rows while this one was failing (answeredWhileFailing). Otherwise the row
+ *   is held as for an outage: with MAX_ATTEMPTS=1, or before the breaker trips, an outage
+ *   fails no row. `{ns}:api-answered` holds the latest answered row's permit time (`last`) and
+ *   its answer's time (`answer`), on Redis's clock, written at most once a second by each
+ *   process; `{ns}:api-failing` the rows whose calls got no usable answer lately, by the
+ *   permit time of their latest such call.
  * - Open: rows are held aside as for a pause (no attempt used). Once per
  *   PROBE_EVERY_MS (2 s), one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
  *   probe. A usable answer closes the breaker (the key is deleted) and the held
@@ -34,6 +36,10 @@ export const PROBE_EVERY_MS = 2000;
 
 export const apiProbeKey = (ns: string) => `${ns}:api-probe`;
 export const apiAnsweredKey = (ns: string) => `${ns}:api-answered`;
+export const apiFailingKey = (ns: string) => `${ns}:api-failing`;
+/** How many failing rows `{ns}:api-failing` keeps (the latest), and for how long after the last write (ms). */
+const FAILING_KEPT = 100;
+const FAILING_TTL_MS = 3_600_000;
 
 export interface ApiDown {
   /** ms since the epoch. */
@@ -84,14 +90,36 @@ export class FailureStreak {
   }
 }
 
-/** Notes that the API answered a row whose permit was granted at `at` (Redis ms); the mark only moves on. */
-export async function markApiAnswered(redis: RedisClient, ns: string, at: number): Promise<void> {
-  await redis.zadd(apiAnsweredKey(ns), 'GT', at, 'last');
+/** Notes that the API answered rows: the latest permit time and the latest answer time among them (Redis ms); the marks only move on. */
+export async function markApiAnswered(redis: RedisClient, ns: string, grantedAt: number, answeredAt: number): Promise<void> {
+  await redis.zadd(apiAnsweredKey(ns), 'GT', grantedAt, 'last', answeredAt, 'answer');
 }
 
-/** When the API last answered a row, by that row's permit time (Redis ms); 0 when never. */
-export async function apiAnsweredAt(redis: RedisClient, ns: string): Promise<number> {
-  return Number((await redis.zscore(apiAnsweredKey(ns), 'last')) ?? 0);
+/** Notes that a call of `row` granted at `grantedAt` (Redis ms) got no usable answer. */
+export async function markApiFailing(redis: RedisClient, ns: string, row: string, grantedAt: number): Promise<void> {
+  const key = apiFailingKey(ns);
+  await redis.pipeline().zadd(key, 'GT', grantedAt, row).zremrangebyrank(key, 0, -FAILING_KEPT - 1).pexpire(key, FAILING_TTL_MS).exec();
+}
+
+/**
+ * Whether the API answered other rows while `row` was failing, for its last attempt: failed
+ * when so, held as in an outage when not. `since`: the permit time of its first call without
+ * a usable answer; `again`: this is not that call.
+ * - A row granted after it was answered: the API took a request that reached it after this
+ *   row's first one.
+ * - Or, from the row's second failing call on, a row was answered after it was sent and no
+ *   other row has failed since: the rows sent beside it, before it and answered while it was
+ *   out, as around a sheet's last row. An outage's first moment looks the same to the first
+ *   call (the rows sent behind it have not failed yet); by its next call, 2-5 s later, they
+ *   have. A row the API fails alone, with no other row answered after it was sent, cannot be
+ *   told from an outage and is held.
+ */
+export async function answeredWhileFailing(redis: RedisClient, ns: string, row: string, since: number, again: boolean): Promise<boolean> {
+  const [last, answer] = (await redis.zmscore(apiAnsweredKey(ns), 'last', 'answer')).map((v) => Number(v ?? 0)) as [number, number];
+  if (last > since) return true;
+  if (!again || answer <= since) return false;
+  const failing = await redis.zrevrangebyscore(apiFailingKey(ns), '+inf', `(${since}`, 'LIMIT', 0, 2);
+  return failing.every((other) => other === row);
 }
 
 /** Opens the breaker for the pool; true when this call opened it (the others found it open). */

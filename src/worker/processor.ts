@@ -33,7 +33,7 @@ import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, apiAnsweredAt, apiProbeKey, markApiAnswered, markApiDown, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
+import { FailureStreak, TRIP_AFTER, answeredWhileFailing, apiProbeKey, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
@@ -121,6 +121,12 @@ export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<
    */
   fetching(queue: QueueKeys, token: string): void;
 };
+
+/** When a call's permit was granted and its answer came, on Redis's clock (ms). */
+interface CallTimes {
+  grantedAt: number;
+  answeredAt: number;
+}
 
 /** The hash tag of the job's seller's keys: its pinned shard's on a cluster (seller-home.ts), else its own. */
 const homeOfJob = (job: Job<RegistrationJob>): string => job.data.home ?? job.data.sellerId;
@@ -247,17 +253,19 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   /**
    * That the API answered, for rows deciding whether they failed in an outage: written at most
-   * once a second by this process, the latest answer's permit time, and the last one of a
-   * second always (trailing), so that no answer goes unsaid for longer than a second.
+   * once a second by this process, the latest answered row's permit time and answer time on
+   * Redis's clock, and the last ones of a second always (trailing), so that no answer goes
+   * unsaid for longer than a second.
    */
-  const answered = { writtenAt: 0, latest: 0, timer: undefined as NodeJS.Timeout | undefined };
-  function noteAnswered(grantedAt: number): void {
-    answered.latest = Math.max(answered.latest, grantedAt);
+  const answered = { writtenAt: 0, granted: 0, answered: 0, timer: undefined as NodeJS.Timeout | undefined };
+  function noteAnswered(at: CallTimes): void {
+    answered.granted = Math.max(answered.granted, at.grantedAt);
+    answered.answered = Math.max(answered.answered, at.answeredAt);
     if (answered.timer) return;
     const write = () => {
       answered.timer = undefined;
       answered.writtenAt = deps.now();
-      void markApiAnswered(deps.redis, ns, answered.latest).catch(() => undefined);
+      void markApiAnswered(deps.redis, ns, answered.granted, answered.answered).catch(() => undefined);
     };
     const wait = answered.writtenAt + 1000 - deps.now();
     if (wait <= 0) write();
@@ -266,14 +274,15 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   /**
    * A call's result for the breaker; returns true when the API now counts as unavailable.
-   * `row`: the row it was for (its retries count once); `grantedAt`: its permit's time (Redis ms).
+   * `row`: the row it was for (its retries count once).
    */
-  async function noteAnswer(usable: boolean, row: string, grantedAt: number): Promise<boolean> {
+  async function noteAnswer(usable: boolean, row: string, at: CallTimes): Promise<boolean> {
     if (!deps.pauses) return false;
     const now = deps.now();
+    if (!usable) void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
     if (usable) {
       streak.reset();
-      noteAnswered(grantedAt);
+      noteAnswered(at);
       if (deps.pauses.apiDown()) {
         deps.pauses.noteApi(undefined);
         if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
@@ -392,6 +401,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     let outcome: ApiOutcome;
     const sentFp = deps.credentials?.fingerprint(sellerId) ?? 'none';
+    const callStart = performance.now();
     try {
       outcome = await api.register({
         sellerId, uploadId, row, idempotencyKey: member, product, attributes: job.data.attributes ?? {},
@@ -404,9 +414,13 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // request may still reach it): the send's place is this moment (limiter.complete)
     const usable = usableAnswer(outcome);
     const answered = usable === true && outcome.kind !== 'throttled';
-    const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: performance.now() } : {}) };
-    // an adapter fault says nothing of the API; anything else answered is a usable answer
-    if (usable !== undefined && (await noteAnswer(usable, member, permit.redisNow))) {
+    const answerAt = performance.now();
+    const ids = { sellerId, home, uploadId, row, member, sendId, ...(answered ? { answeredAt: answerAt } : {}) };
+    // an adapter fault says nothing of the API; anything else answered is a usable answer. When
+    // on Redis's clock: the grant, and the answer (the send, the grant plus the wait it asked
+    // for, and the call's length)
+    const times = { grantedAt: permit.redisNow, answeredAt: permit.redisNow + permit.waitMs + Math.round(answerAt - callStart) };
+    if (usable !== undefined && (await noteAnswer(usable, member, times))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
@@ -467,10 +481,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
         throw new TransientFailure(outcome.reason);
       }
-      // the last attempt: the row fails only if the API has answered another row since this one
-      // began failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
+      // the last attempt: the row fails only if the API has answered other rows while this one was
+      // failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
       // or in its first calls), and an outage fails no row: held, no attempt used
-      if (!outcome.answered && deps.pauses && (await apiAnsweredAt(deps.redis, ns).catch(() => Infinity)) <= failingSince) {
+      const again = job.data.failingSince !== undefined;
+      if (!outcome.answered && deps.pauses && !(await answeredWhileFailing(deps.redis, ns, member, failingSince, again).catch(() => true))) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
