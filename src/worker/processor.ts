@@ -294,11 +294,17 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     if (deps.pauses.apiDown()) return true;
     if (!streak.note(false, now, row)) return false;
-    deps.pauses.noteApi({ since: now });
-    if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
-      log.warn({ callsWithoutAnswer: TRIP_AFTER }, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes every 2 s');
-    }
+    await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
     return true;
+  }
+
+  /** Opens the breaker for the pool (`why`: what the log line says of it). */
+  async function apiUnavailable(why: Record<string, unknown>): Promise<void> {
+    const now = deps.now();
+    deps.pauses?.noteApi({ since: now });
+    if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
+      log.warn(why, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes every 2 s');
+    }
   }
 
   /** Rules this process last wrote, by seller, and when. */
@@ -489,6 +495,12 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
+        // failing again with nothing to tell it from an outage (no other row answered since it
+        // left, or others failing too): the API counts as unavailable, so that status, both
+        // console pages and the metric say why the row waits. The row goes on as the pool's
+        // probe, and the first other row answered closes the breaker; its next call is then
+        // judged with that answer, and fails.
+        if (again) await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
         return hold(job, token, OUTAGE, true);
       }
       outcome = { kind: 'invalid', reason: `gave up after ${attempt} attempts: ${outcome.reason}` };

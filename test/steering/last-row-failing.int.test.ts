@@ -5,6 +5,8 @@
  * while it is out; judged by their grants they did not show the API answering since it
  * began failing, and the row was held as in an outage for ever (the upload never ended).
  * Three uploads in a row, one after the other, so that no other upload's answers help.
+ * And a row failing alone, with no other row answered after it left: the pool cannot tell
+ * it from an outage, holds it and says the API is unavailable, until another row is answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { until } from '../helpers/until.js';
 
 let stage: Stage;
 const dir = mkdtempSync(join(tmpdir(), 'br-last-row-failing-'));
@@ -43,4 +46,30 @@ describe('a sheet\'s last row the API keeps failing', () => {
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
     await pool.stop('SIGTERM');
   }, 240_000);
+
+  it('alone, with nothing else answered, is held and the API shown unavailable; it fails once another row is answered', async () => {
+    const pool = stage.pool(4);
+    await pool.waitFor(/worker process ready/);
+    const lone = sampleProducts('LONE', 1);
+    lone[0] = { ...lone[0]!, category: 'C0999' };
+    const loneFile = join(dir, 'lone.xlsx');
+    writeFileSync(loneFile, await buildProductSheet(lone));
+    const loneId = JSON.parse((await runCli(['upload', loneFile, '--seller', 'LONE', '--json'], stage.env)).stdout).uploadId;
+    // its attempts used, it cannot be told from an outage: held, and said so
+    await until('the API shown unavailable', async () => JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).api.available === false, 30_000);
+    const held = JSON.parse((await runCli(['status', '--upload', loneId, '--json'], stage.env)).stdout);
+    expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
+
+    // another seller's rows: one goes as the probe, is answered, and the pool resumes
+    const goodFile = join(dir, 'good.xlsx');
+    writeFileSync(goodFile, await buildProductSheet(sampleProducts('GOOD', 5)));
+    const goodId = JSON.parse((await runCli(['upload', goodFile, '--seller', 'GOOD', '--json'], stage.env)).stdout).uploadId;
+    const good = JSON.parse((await runCli(['status', '--wait', '--upload', goodId, '--json'], stage.env, 45_000)).stdout);
+    expect(good.uploads[0]).toMatchObject({ registered: 5, failed: 0, pending: 0 });
+    const done = JSON.parse((await runCli(['status', '--wait', '--upload', loneId, '--json'], stage.env, 45_000)).stdout);
+    expect(done.uploads[0]).toMatchObject({ registered: 0, failed: 1, pending: 0 });
+    expect(done.api.available).toBe(true);
+    expect(pool.output()).toMatch(/the registration API answers again/);
+    await pool.stop('SIGTERM');
+  }, 180_000);
 });
