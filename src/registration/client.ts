@@ -11,6 +11,7 @@ import https from 'node:https';
 import axios, { type AxiosInstance } from 'axios';
 import { AdapterFault, checkOutcome, checkRequest, checkTokenOutcome, type AdapterAnswer, type AdapterCall, type AdapterRequest, type TokenContext, type TokenOutcome } from './adapter.js';
 import { httpAdapter, type BoundedResponse } from './http-adapter.js';
+import { parseJsonBody } from './json-body.js';
 import type { LoadedAdapter } from './load-adapter.js';
 import { outcomeOfError, type ApiOutcome } from './outcome.js';
 import type { Redactor } from './redactor.js';
@@ -35,7 +36,7 @@ function bodyOf(data: unknown): unknown {
   const t = data.trimStart();
   if (t.startsWith('{') || t.startsWith('[')) {
     try {
-      return JSON.parse(data);
+      return parseJsonBody(data);
     } catch {
       return data;
     }

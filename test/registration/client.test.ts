@@ -43,6 +43,9 @@ const server = http.createServer((req, res) => {
       };
       res.on('close', () => (endlessClosed = true));
       more();
+    } else if (req.url!.endsWith('/sellers/big-id/products')) {
+      // a 64-bit id sent as a JSON number, beyond what a JavaScript number holds
+      res.writeHead(201, { 'content-type': 'application/json' }).end('{"productId": 1234567890123456789}');
     } else if (req.url!.endsWith('/drop')) {
       req.socket.destroy();
     } else if (req.url!.endsWith('/gzip-drop')) {
@@ -235,6 +238,19 @@ describe('the registration client and secrets', () => {
     } as unknown as Adapter;
     const client = createRegistrationClient({ baseUrl: base, timeoutMs: 2000, adapter: { adapter, name: 'a leaky adapter', builtin: false, tokens: false, announcesRules: false }, redactor });
     await expect(client.register(call)).resolves.toEqual({ kind: 'invalid', reason: 'bad field [redacted]', field: '[redacted]' });
+  });
+
+  it('registers a productId sent as a number beyond 2^53 with every digit it has', async () => {
+    const client = createRegistrationClient({
+      baseUrl: base, timeoutMs: 2000, redactor: new Redactor(),
+      adapter: { adapter: builtinAdapter({ apiUrl: base }), name: 'the built-in adapter', builtin: true, tokens: false, announcesRules: false },
+    });
+    try {
+      // JSON.parse alone reads 1234567890123456800: another product's id
+      expect(await client.register({ ...call, sellerId: 'big-id' })).toEqual({ kind: 'registered', productId: '1234567890123456789' });
+    } finally {
+      client.close();
+    }
   });
 
   it('takes an unexpected status as an answer: a 3xx or 4xx fails the row naming it, a 2xx without a productId is retried, and neither counts toward an outage', async () => {
