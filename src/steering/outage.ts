@@ -10,12 +10,12 @@
  *   of any kind (201, 409, 422, 429...) resets the count, and one row's retries
  *   count once, so one bad row or one slow request never trips it.
  * - A row whose last attempt gets no usable answer fails only when the API has
- *   answered other rows while this one was failing (answeredWhileFailing). Otherwise the row
+ *   answered other rows while this one was failing (failingVerdict). Otherwise the row
  *   is held as for an outage: with MAX_ATTEMPTS=1, or before the breaker trips, an outage
- *   fails no row. `{ns}:api-answered` holds the latest answered row's permit time (`last`) and
- *   its answer's time (`answer`), on Redis's clock, written at most once a second by each
- *   process; `{ns}:api-failing` the rows whose calls got no usable answer lately, by the
- *   permit time of their latest such call.
+ *   fails no row. Such rows are also the only ones the streak counts. `{ns}:api-answered`
+ *   holds the latest answered row's permit time (`last`) and its answer's time (`answer`), on
+ *   Redis's clock, written at most once a second by each process; `{ns}:api-failing` the rows
+ *   failing now (until answered or ended), by the permit time of their latest failing call.
  * - Open: rows are held aside as for a pause (no attempt used). Once per
  *   PROBE_EVERY_MS (2 s), one row in the pool (`{ns}:api-probe`, SET NX PX) is sent as a
  *   probe. A usable answer closes the breaker (the key is deleted) and the held
@@ -101,25 +101,35 @@ export async function markApiFailing(redis: RedisClient, ns: string, row: string
   await redis.pipeline().zadd(key, 'GT', grantedAt, row).zremrangebyrank(key, 0, -FAILING_KEPT - 1).pexpire(key, FAILING_TTL_MS).exec();
 }
 
+/** `row`, which failed before, is failing no more: answered, or ended. */
+export async function clearApiFailing(redis: RedisClient, ns: string, row: string): Promise<void> {
+  await redis.zrem(apiFailingKey(ns), row);
+}
+
 /**
- * Whether the API answered other rows while `row` was failing, for its last attempt: failed
- * when so, held as in an outage when not. `since`: the permit time of its first call without
- * a usable answer; `again`: this is not that call.
- * - A row granted after it was answered: the API took a request that reached it after this
- *   row's first one.
- * - Or, from the row's second failing call on, a row was answered after it was sent and no
- *   other row has failed since: the rows sent beside it, before it and answered while it was
- *   out, as around a sheet's last row. An outage's first moment looks the same to the first
- *   call (the rows sent behind it have not failed yet); by its next call, 2-5 s later, they
- *   have. A row the API fails alone, with no other row answered after it was sent, cannot be
- *   told from an outage and is held.
+ * What the API's answers to other rows say of `row`'s calls without a usable answer, since
+ * `since` (the permit time of its first such call); `again`: this is not that call.
+ * - `answered`: the API answered other rows while it was failing: it refuses this row, and
+ *   the row's last attempt fails. A row granted after its first failing call was answered (the
+ *   API took a request that reached it later); or, from its second failing call on, a row was
+ *   answered after that call left and no other row has failed since (the rows sent beside it,
+ *   before it, answered while it was out, as around a sheet's last row).
+ * - `alone`: no row was answered after it left: it cannot be told from an outage. Held; it
+ *   counts toward the breaker.
+ * - `unclear`: rows were answered after it left, but on its first failing call (at an outage's
+ *   first moment the rows sent behind it have not failed yet), or other rows have failed since
+ *   (the outage that began as it left, or rows the API fails too). Held, and left out of the
+ *   breaker's count: the rows behind it that meet the outage count, and rows the API
+ *   refuses while it answers others must not stop the pool.
  */
-export async function answeredWhileFailing(redis: RedisClient, ns: string, row: string, since: number, again: boolean): Promise<boolean> {
+export type FailingVerdict = 'answered' | 'alone' | 'unclear';
+export async function failingVerdict(redis: RedisClient, ns: string, row: string, since: number, again: boolean): Promise<FailingVerdict> {
   const [last, answer] = (await redis.zmscore(apiAnsweredKey(ns), 'last', 'answer')).map((v) => Number(v ?? 0)) as [number, number];
-  if (last > since) return true;
-  if (!again || answer <= since) return false;
+  if (last > since) return 'answered';
+  if (answer <= since) return 'alone';
+  if (!again) return 'unclear';
   const failing = await redis.zrevrangebyscore(apiFailingKey(ns), '+inf', `(${since}`, 'LIMIT', 0, 2);
-  return failing.every((other) => other === row);
+  return failing.every((other) => other === row) ? 'answered' : 'unclear';
 }
 
 /** Opens the breaker for the pool; true when this call opened it (the others found it open). */

@@ -33,7 +33,7 @@ import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, answeredWhileFailing, apiProbeKey, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
+import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
@@ -274,12 +274,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   /**
    * A call's result for the breaker; returns true when the API now counts as unavailable.
-   * `row`: the row it was for (its retries count once).
+   * `row`: the row it was for (its retries count once); `failingSince`: the permit time of
+   * the row's first call without a usable answer, if one came before this call.
    */
-  async function noteAnswer(usable: boolean, row: string, at: CallTimes): Promise<boolean> {
+  async function noteAnswer(usable: boolean, row: string, at: CallTimes, failingSince: number | undefined): Promise<boolean> {
     if (!deps.pauses) return false;
     const now = deps.now();
     if (!usable) void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
+    else if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
     if (usable) {
       streak.reset();
       noteAnswered(at);
@@ -293,6 +295,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return false;
     }
     if (deps.pauses.apiDown()) return true;
+    // only a call nothing tells from an outage counts: rows the API fails while it answers
+    // others (several of a sheet's, their retries once the rest are done) must not stop the pool
+    const verdict = await failingVerdict(deps.redis, ns, row, failingSince ?? at.grantedAt, true).catch(() => 'alone');
+    if (verdict !== 'alone') return false;
     if (!streak.note(false, now, row)) return false;
     await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
     return true;
@@ -426,7 +432,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // on Redis's clock: the grant, and the answer (the send, the grant plus the wait it asked
     // for, and the call's length)
     const times = { grantedAt: permit.redisNow, answeredAt: permit.redisNow + permit.waitMs + Math.round(answerAt - callStart) };
-    if (usable !== undefined && (await noteAnswer(usable, member, times))) {
+    if (usable !== undefined && (await noteAnswer(usable, member, times, job.data.failingSince))) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
@@ -491,18 +497,19 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
       // or in its first calls), and an outage fails no row: held, no attempt used
       const again = job.data.failingSince !== undefined;
-      if (!outcome.answered && deps.pauses && !(await answeredWhileFailing(deps.redis, ns, member, failingSince, again).catch(() => true))) {
+      const verdict = !outcome.answered && deps.pauses ? await failingVerdict(deps.redis, ns, member, failingSince, again).catch(() => 'answered') : 'answered';
+      if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
-        log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and none for any row since this one began failing: held as in an outage, no attempt used');
-        // failing again with nothing to tell it from an outage (no other row answered since it
-        // left, or others failing too): the API counts as unavailable, so that status, both
-        // console pages and the metric say why the row waits. The row goes on as the pool's
-        // probe, and the first other row answered closes the breaker; its next call is then
-        // judged with that answer, and fails.
-        if (again) await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
+        log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and nothing tells this row from an outage: held as in one, no attempt used');
+        // failing again with no other row answered since it left: the API counts as unavailable,
+        // so that status, both console pages and the metric say why the row waits. The row goes
+        // on as the pool's probe, and the first other row answered closes the breaker; its next
+        // call is then judged with that answer, and fails.
+        if (again && verdict === 'alone') await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
         return hold(job, token, OUTAGE, true);
       }
+      if (job.data.failingSince !== undefined) await clearApiFailing(deps.redis, ns, member).catch(() => undefined);
       outcome = { kind: 'invalid', reason: `gave up after ${attempt} attempts: ${outcome.reason}` };
     }
 

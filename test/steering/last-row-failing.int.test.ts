@@ -5,8 +5,9 @@
  * while it is out; judged by their grants they did not show the API answering since it
  * began failing, and the row was held as in an outage for ever (the upload never ended).
  * Three uploads in a row, one after the other, so that no other upload's answers help.
- * And a row failing alone, with no other row answered after it left: the pool cannot tell
- * it from an outage, holds it and says the API is unavailable, until another row is answered.
+ * Seven rows spread through a sheet end failed too, without opening the breaker. And a row
+ * failing alone, with no other row answered after it left: the pool cannot tell it from an
+ * outage, holds it and says the API is unavailable, until another row is answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -46,6 +47,23 @@ describe('a sheet\'s last row the API keeps failing', () => {
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
     await pool.stop('SIGTERM');
   }, 240_000);
+
+  it('seven of a sheet\'s rows, spread through it, end failed and stop no one: their retries, once the rest are done, are not an outage', async () => {
+    // the last rows standing all fail, in several processes each: counted as an outage's, they
+    // opened the breaker, and with no row left to answer a probe it never closed (the upload
+    // never ended)
+    const pool = stage.pool(16, { MAX_ATTEMPTS: '5' });
+    await pool.waitFor(/worker process ready/);
+    const products = sampleProducts('SPREAD', 20);
+    for (const at of [1, 4, 7, 10, 13, 16, 19]) products[at] = { ...products[at]!, category: 'C0999' };
+    const file = join(dir, 'spread.xlsx');
+    writeFileSync(file, await buildProductSheet(products));
+    const id = JSON.parse((await runCli(['upload', file, '--seller', 'SPREAD', '--json'], stage.env)).stdout).uploadId;
+    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
+    expect(done.uploads[0]).toMatchObject({ registered: 13, failed: 7, pending: 0 });
+    expect(pool.output()).not.toMatch(/the registration API is unavailable/);
+    await pool.stop('SIGTERM');
+  }, 120_000);
 
   it('alone, with nothing else answered, is held and the API shown unavailable; it fails once another row is answered', async () => {
     const pool = stage.pool(4);
