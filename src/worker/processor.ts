@@ -280,9 +280,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function noteAnswer(usable: boolean, row: string, at: CallTimes, failingSince: number | undefined): Promise<boolean> {
     if (!deps.pauses) return false;
     const now = deps.now();
-    if (!usable) void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
-    else if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
     if (usable) {
+      if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
       streak.reset();
       noteAnswered(at);
       if (deps.pauses.apiDown()) {
@@ -294,6 +293,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       }
       return false;
     }
+    void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
     if (deps.pauses.apiDown()) return true;
     // only a call nothing tells from an outage counts: rows the API fails while it answers
     // others (several of a sheet's, their retries once the rest are done) must not stop the pool
