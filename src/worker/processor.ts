@@ -33,7 +33,7 @@ import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer } from '../steering/outage.js';
+import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer, type FailingVerdict } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
@@ -273,12 +273,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   }
 
   /**
-   * A call's result for the breaker; returns true when the API now counts as unavailable.
+   * A call's result for the breaker. `down`: the API now counts as unavailable; `verdict`: for
+   * a call without a usable answer, what the other rows' answers say of it (failingVerdict;
+   * undefined when Redis could not be asked), which also judges the row's last attempt.
    * `row`: the row it was for (its retries count once); `failingSince`: the permit time of
    * the row's first call without a usable answer, if one came before this call.
    */
-  async function noteAnswer(usable: boolean, row: string, at: CallTimes, failingSince: number | undefined): Promise<boolean> {
-    if (!deps.pauses) return false;
+  async function noteAnswer(usable: boolean, row: string, at: CallTimes, failingSince: number | undefined): Promise<{ down: boolean; verdict?: FailingVerdict }> {
+    if (!deps.pauses) return { down: false };
     const now = deps.now();
     if (usable) {
       if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
@@ -291,17 +293,17 @@ export function createProcessor(deps: ProcessorDeps): Processor {
           deps.onApiBack?.();
         }
       }
-      return false;
+      return { down: false };
     }
     void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
-    if (deps.pauses.apiDown()) return true;
+    if (deps.pauses.apiDown()) return { down: true };
+    const verdict = await failingVerdict(deps.redis, ns, row, failingSince ?? at.grantedAt, failingSince !== undefined).catch(() => undefined);
     // only a call nothing tells from an outage counts: rows the API fails while it answers
     // others (several of a sheet's, their retries once the rest are done) must not stop the pool
-    const verdict = await failingVerdict(deps.redis, ns, row, failingSince ?? at.grantedAt, true).catch(() => 'alone');
-    if (verdict !== 'alone') return false;
-    if (!streak.note(false, now, row)) return false;
+    if (verdict !== undefined && verdict !== 'alone') return { down: false, verdict };
+    if (!streak.note(false, now, row)) return { down: false, verdict };
     await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
-    return true;
+    return { down: true, verdict };
   }
 
   /** Opens the breaker for the pool (`why`: what the log line says of it). */
@@ -432,7 +434,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // on Redis's clock: the grant, and the answer (the send, the grant plus the wait it asked
     // for, and the call's length)
     const times = { grantedAt: permit.redisNow, answeredAt: permit.redisNow + permit.waitMs + Math.round(answerAt - callStart) };
-    if (usable !== undefined && (await noteAnswer(usable, member, times, job.data.failingSince))) {
+    const noted = usable === undefined ? undefined : await noteAnswer(usable, member, times, job.data.failingSince);
+    if (noted?.down) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
@@ -486,7 +489,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
-      const failingSince = job.data.failingSince ?? permit.redisNow;
       if (attempt < deps.maxAttempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
@@ -494,10 +496,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         throw new TransientFailure(outcome.reason);
       }
       // the last attempt: the row fails only if the API has answered other rows while this one was
-      // failing; else this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1,
-      // or in its first calls), and an outage fails no row: held, no attempt used
-      const again = job.data.failingSince !== undefined;
-      const verdict = !outcome.answered && deps.pauses ? await failingVerdict(deps.redis, ns, member, failingSince, again).catch(() => 'answered') : 'answered';
+      // failing (the verdict noteAnswer read; none when Redis could not be asked: it fails); else
+      // this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1, or in its first
+      // calls), and an outage fails no row: held, no attempt used
+      const verdict = !outcome.answered && deps.pauses ? noted?.verdict ?? 'answered' : 'answered';
       if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
@@ -506,7 +508,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         // so that status, both console pages and the metric say why the row waits. The row goes
         // on as the pool's probe, and the first other row answered closes the breaker; its next
         // call is then judged with that answer, and fails.
-        if (again && verdict === 'alone') await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
+        if (job.data.failingSince !== undefined && verdict === 'alone') await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
         return hold(job, token, OUTAGE, true);
       }
       if (job.data.failingSince !== undefined) await clearApiFailing(deps.redis, ns, member).catch(() => undefined);
