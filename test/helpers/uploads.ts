@@ -1,5 +1,7 @@
-/** Many sellers' uploads enqueued in-process (as `upload` would), for tests at a scale the CLI would take minutes for. */
+/** Uploads for tests: through the CLI, or many sellers' enqueued in-process (as `upload` would) at a scale the CLI would take minutes for. */
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { parseSheetBytes, type LoadedSheet } from '../../src/excel/load-sheet.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
@@ -9,6 +11,16 @@ import { QUEUE_NAME } from '../../src/keys.js';
 import { QueueSet, resolveShardPrefixes, type RegistrationJob } from '../../src/queue.js';
 import { bullConnection, connectChecked, createRedis, type RedisClient } from '../../src/redis.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
+import { runCli } from './cli.js';
+
+/** `products` written as a sheet in `dir` and uploaded for `seller` with `bulk-register upload --json`; its upload id. Throws when the upload does not exit 0. */
+export async function uploadProducts(env: NodeJS.ProcessEnv, dir: string, seller: string, products: ReturnType<typeof sampleProducts>): Promise<string> {
+  const file = join(dir, `${seller}.xlsx`);
+  writeFileSync(file, await buildProductSheet(products));
+  const res = await runCli(['upload', file, '--seller', seller, '--json'], env);
+  if (res.code !== 0) throw new Error(`upload for ${seller} exited ${res.code}: ${res.stderr}`);
+  return JSON.parse(res.stdout).uploadId;
+}
 
 /** Enqueues one upload of `rows` products for each of the sellers `{prefix}-0` .. `{prefix}-{sellers - 1}`. */
 export async function uploadMany(env: NodeJS.ProcessEnv, prefix: string, sellers: number, rows: number): Promise<void> {

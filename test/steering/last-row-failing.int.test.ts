@@ -10,16 +10,20 @@
  * outage, holds it and says the API is unavailable, until another row is answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
-import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { uploadProducts } from '../helpers/uploads.js';
 import { until } from '../helpers/until.js';
+import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 
 let stage: Stage;
 const dir = mkdtempSync(join(tmpdir(), 'br-last-row-failing-'));
+const upload = (seller: string, products: ReturnType<typeof sampleProducts>) => uploadProducts(stage.env, dir, seller, products);
+/** `status --wait --json` for the upload: its final state. */
+const finished = async (uploadId: string, timeoutMs: number) => JSON.parse((await runCli(['status', '--wait', '--upload', uploadId, '--json'], stage.env, timeoutMs)).stdout);
 
 beforeAll(async () => {
   stage = await startStage({ QUEUE_PREFIX: '{last-row}', MAX_ATTEMPTS: '3' }, { MOCK_FAIL_CATEGORIES: 'C0999', MOCK_LATENCY_MS: '100-300' });
@@ -36,12 +40,8 @@ describe('a sheet\'s last row the API keeps failing', () => {
     for (let run = 1; run <= 3; run++) {
       const products = sampleProducts(`LAST${run}`, 20);
       products[19] = { ...products[19]!, category: 'C0999' };
-      const file = join(dir, `last${run}.xlsx`);
-      writeFileSync(file, await buildProductSheet(products));
-      const res = await runCli(['upload', file, '--seller', `LAST${run}`, '--json'], stage.env);
-      expect(res.code).toBe(0);
-      const done = await runCli(['status', '--wait', '--upload', JSON.parse(res.stdout).uploadId, '--json'], stage.env, 45_000);
-      expect(JSON.parse(done.stdout).uploads[0], `run ${run}`).toMatchObject({ registered: 19, failed: 1, pending: 0 });
+      const done = await finished(await upload(`LAST${run}`, products), 45_000);
+      expect(done.uploads[0], `run ${run}`).toMatchObject({ registered: 19, failed: 1, pending: 0 });
     }
     expect(pool.output()).toMatch(/gave up after 3 attempts: the API answered 503/);
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
@@ -56,10 +56,7 @@ describe('a sheet\'s last row the API keeps failing', () => {
     await pool.waitFor(/worker process ready/);
     const products = sampleProducts('SPREAD', 20);
     for (const at of [1, 4, 7, 10, 13, 16, 19]) products[at] = { ...products[at]!, category: 'C0999' };
-    const file = join(dir, 'spread.xlsx');
-    writeFileSync(file, await buildProductSheet(products));
-    const id = JSON.parse((await runCli(['upload', file, '--seller', 'SPREAD', '--json'], stage.env)).stdout).uploadId;
-    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
+    const done = await finished(await upload('SPREAD', products), 60_000);
     expect(done.uploads[0]).toMatchObject({ registered: 13, failed: 7, pending: 0 });
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
     await pool.stop('SIGTERM');
@@ -70,21 +67,16 @@ describe('a sheet\'s last row the API keeps failing', () => {
     await pool.waitFor(/worker process ready/);
     const lone = sampleProducts('LONE', 1);
     lone[0] = { ...lone[0]!, category: 'C0999' };
-    const loneFile = join(dir, 'lone.xlsx');
-    writeFileSync(loneFile, await buildProductSheet(lone));
-    const loneId = JSON.parse((await runCli(['upload', loneFile, '--seller', 'LONE', '--json'], stage.env)).stdout).uploadId;
+    const loneId = await upload('LONE', lone);
     // its attempts used, it cannot be told from an outage: held, and said so
     await until('the API shown unavailable', async () => JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).api.available === false, 30_000);
     const held = JSON.parse((await runCli(['status', '--upload', loneId, '--json'], stage.env)).stdout);
     expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
 
     // another seller's rows: one goes as the probe, is answered, and the pool resumes
-    const goodFile = join(dir, 'good.xlsx');
-    writeFileSync(goodFile, await buildProductSheet(sampleProducts('GOOD', 5)));
-    const goodId = JSON.parse((await runCli(['upload', goodFile, '--seller', 'GOOD', '--json'], stage.env)).stdout).uploadId;
-    const good = JSON.parse((await runCli(['status', '--wait', '--upload', goodId, '--json'], stage.env, 45_000)).stdout);
+    const good = await finished(await upload('GOOD', sampleProducts('GOOD', 5)), 45_000);
     expect(good.uploads[0]).toMatchObject({ registered: 5, failed: 0, pending: 0 });
-    const done = JSON.parse((await runCli(['status', '--wait', '--upload', loneId, '--json'], stage.env, 45_000)).stdout);
+    const done = await finished(loneId, 45_000);
     expect(done.uploads[0]).toMatchObject({ registered: 0, failed: 1, pending: 0 });
     expect(done.api.available).toBe(true);
     expect(pool.output()).toMatch(/the registration API answers again/);

@@ -6,25 +6,20 @@
  * answers the others opens no breaker and ends failed after its attempts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, type Running } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
-import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { sampleProducts } from '../../src/fixtures/build-sheet.js';
+import { uploadProducts } from '../helpers/uploads.js';
 import { until } from '../helpers/until.js';
 
 let stage: Stage;
 let pool: Running;
 const dir = mkdtempSync(join(tmpdir(), 'br-outage-attempts-'));
 
-async function upload(seller: string, products: ReturnType<typeof sampleProducts>): Promise<string> {
-  const file = join(dir, `${seller}.xlsx`);
-  writeFileSync(file, await buildProductSheet(products));
-  const res = await runCli(['upload', file, '--seller', seller, '--json'], stage.env);
-  expect(res.code).toBe(0);
-  return JSON.parse(res.stdout).uploadId;
-}
+const upload = (seller: string, products: ReturnType<typeof sampleProducts>) => uploadProducts(stage.env, dir, seller, products);
 
 const outage = (on: boolean) => fetch(`${stage.apiUrl}/_outage`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ on }) });
 
