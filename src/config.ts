@@ -11,6 +11,9 @@ import { databaseInUrl } from './redis-url.js';
 
 export { ConfigError };
 
+/** The most MAX_ATTEMPTS may be; jobs carry it as BullMQ's own count (queue.ts, jobOptions). */
+export const MAX_ATTEMPTS_CEILING = 100;
+
 const intIn = (min: number, max: number, what: string) =>
   z
     .string()
@@ -84,7 +87,7 @@ const schema = z.object({
     .union([z.literal('auto'), intIn(1, 100, 'auto or a whole number of jobs from 1 to 100')], { message: 'expected auto or a whole number of jobs from 1 to 100' })
     .default('auto'),
   API_TIMEOUT_MS: intIn(100, 600_000, 'a whole number of milliseconds from 100 to 600000').default(10_000),
-  MAX_ATTEMPTS: intIn(1, 100, 'a whole number of attempts from 1 to 100').default(5),
+  MAX_ATTEMPTS: intIn(1, MAX_ATTEMPTS_CEILING, `a whole number of attempts from 1 to ${MAX_ATTEMPTS_CEILING}`).default(5),
   QUEUE_PREFIX: z
     .string()
     .trim()

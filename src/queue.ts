@@ -1,6 +1,6 @@
 /** The registration queue: its name, job shape and job options, shared by producer and workers. */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Config } from './config.js';
+import { MAX_ATTEMPTS_CEILING, type Config } from './config.js';
 import type { Product } from './excel/fields.js';
 import { QUEUE_NAME } from './keys.js';
 // pure helpers that need no BullMQ, where status and the limiter's readers find them without loading it
@@ -42,10 +42,17 @@ export interface RegistrationJob {
  */
 export const PRIORITY = { DUE_ROW: 1, NEW_ROW: 2 } as const;
 
+/**
+ * The pool's MAX_ATTEMPTS decides when a row gives up (worker/processor.ts):
+ * its last attempt is judged against an outage, and a producer or console set
+ * to fewer attempts than the pool must not fail rows before that. BullMQ's own
+ * count on the job is only a ceiling, also for a row whose processing met a
+ * Redis error (retried with backoff, never failed for it within minutes).
+ */
 export function jobOptions(config: Config): JobsOptions {
   return {
     priority: PRIORITY.NEW_ROW,
-    attempts: config.maxAttempts,
+    attempts: MAX_ATTEMPTS_CEILING,
     backoff: { type: 'jitter' },
     removeOnComplete: { age: config.jobRetentionS, count: config.jobRetentionCount },
     removeOnFail: { age: config.jobRetentionS, count: config.jobRetentionCount },

@@ -36,6 +36,7 @@ import { cancelDetailOf } from '../steering/cancel.js';
 import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer, type FailingVerdict } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
+import { replayAnswered, type ReplayDeps } from '../steering/replay-check.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
@@ -245,6 +246,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const OUTAGE = { reason: 'the registration API is unavailable' };
   /** A row held for an outage looks again after this, plus up to 1.5 times it (ms). */
   const OUTAGE_RECHECK_MS = 2000;
+
+  const replays: ReplayDeps = {
+    redis: deps.redis, ns, api, limiter, log, credentials: deps.credentials, tokens: deps.tokens,
+    paused: (sellerId) => deps.pauses?.of(sellerId) !== undefined,
+  };
 
   /** While the API counts as unavailable: true when this row goes as the pool's probe. */
   async function mayProbe(): Promise<boolean> {
@@ -489,17 +495,22 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
     if (outcome.kind === 'transient') {
       const attempt = job.attemptsMade + 1;
-      if (attempt < deps.maxAttempts) {
+      // a job enqueued before its attempts were the pool's may carry fewer: BullMQ fails it after
+      // its own count, so that attempt is judged here as the last
+      const attempts = Math.min(deps.maxAttempts, job.opts.attempts ?? deps.maxAttempts);
+      if (attempt < attempts) {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
-        log.warn({ sellerId, uploadId, row, attempt, maxAttempts: deps.maxAttempts, reason: outcome.reason }, 'registration attempt failed; retrying');
+        log.warn({ sellerId, uploadId, row, attempt, maxAttempts: attempts, reason: outcome.reason }, 'registration attempt failed; retrying');
         throw new TransientFailure(outcome.reason);
       }
       // the last attempt: the row fails only if the API has answered other rows while this one was
       // failing (the verdict noteAnswer read; none when Redis could not be asked: it fails); else
       // this may be an outage the breaker has not seen yet (with MAX_ATTEMPTS=1, or in its first
       // calls), and an outage fails no row: held, no attempt used
-      const verdict = !outcome.answered && deps.pauses ? noted?.verdict ?? 'answered' : 'answered';
+      let verdict = !outcome.answered && deps.pauses ? noted?.verdict ?? 'answered' : 'answered';
+      // failing again with nothing to judge it by: a registered row sent again tells (replay-check.ts)
+      if (verdict !== 'answered' && job.data.failingSince !== undefined && (await replayAnswered(replays, job).catch(() => false))) verdict = 'answered';
       if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
@@ -511,7 +522,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         if (job.data.failingSince !== undefined && verdict === 'alone') await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
         return hold(job, token, OUTAGE, true);
       }
-      if (job.data.failingSince !== undefined) await clearApiFailing(deps.redis, ns, member).catch(() => undefined);
+      // failing no more (marked by this call, or by one before it): rows failing beside it are not unclear for it
+      if (usable === false || job.data.failingSince !== undefined) await clearApiFailing(deps.redis, ns, member).catch(() => undefined);
       outcome = { kind: 'invalid', reason: `gave up after ${attempt} attempts: ${outcome.reason}` };
     }
 

@@ -215,8 +215,9 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
     worker.onFetch = (token) => processor.fetching(queue, token);
     worker.on('error', onWorkerError);
     worker.on('failed', (job: Job<RegistrationJob> | undefined, err: Error) => {
-      if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-      if (err.name === 'TransientFailure') return; // the processor counted it on its last attempt
+      // retried (BullMQ set no finishedOn): not over yet. A row's last attempt never gets here: the
+      // processor returns its outcome, so this is a failure outside its decisions
+      if (!job?.finishedOn) return;
       // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
       const { sellerId, uploadId, row, home } = job.data;
       limiter

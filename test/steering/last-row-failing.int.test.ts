@@ -6,8 +6,9 @@
  * began failing, and the row was held as in an outage for ever (the upload never ended).
  * Three uploads in a row, one after the other, so that no other upload's answers help.
  * Seven rows spread through a sheet end failed too, without opening the breaker. And a row
- * failing alone, with no other row answered after it left: the pool cannot tell it from an
- * outage, holds it and says the API is unavailable, until another row is answered.
+ * failing alone, with no other row answered after it left and none ever registered: the
+ * pool cannot tell it from an outage, holds it and says the API is unavailable, until
+ * another row is answered; once rows were registered, one of them sent again tells.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -34,6 +35,36 @@ afterAll(async () => {
 });
 
 describe('a sheet\'s last row the API keeps failing', () => {
+  // first: with no row of the queue ever registered, nothing can tell it from an outage
+  it('alone, with nothing else answered and nothing ever registered, is held and the API shown unavailable; it fails once another row is answered; with rows registered before, at once', async () => {
+    const pool = stage.pool(4);
+    await pool.waitFor(/worker process ready/);
+    const lone = sampleProducts('LONE', 1);
+    lone[0] = { ...lone[0]!, category: 'C0999' };
+    const loneId = await upload('LONE', lone);
+    // its attempts used, it cannot be told from an outage: held, and said so
+    await until('the API shown unavailable', async () => JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).api.available === false, 30_000);
+    const held = JSON.parse((await runCli(['status', '--upload', loneId, '--json'], stage.env)).stdout);
+    expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
+
+    // another seller's rows: one goes as the probe, is answered, and the pool resumes
+    const good = await finished(await upload('GOOD', sampleProducts('GOOD', 5)), 45_000);
+    expect(good.uploads[0]).toMatchObject({ registered: 5, failed: 0, pending: 0 });
+    const done = await finished(loneId, 45_000);
+    expect(done.uploads[0]).toMatchObject({ registered: 0, failed: 1, pending: 0 });
+    expect(done.api.available).toBe(true);
+    expect(pool.output()).toMatch(/the registration API answers again/);
+
+    // now rows the API registered are at hand: one sent again tells this row from an outage
+    const again = sampleProducts('LONE2', 1);
+    again[0] = { ...again[0]!, category: 'C0999' };
+    const againDone = await finished(await upload('LONE2', again), 45_000);
+    expect(againDone.uploads[0]).toMatchObject({ registered: 0, failed: 1, pending: 0 });
+    expect(againDone.api.available).toBe(true);
+    expect(pool.output()).toMatch(/a registered row sent again was answered/);
+    await pool.stop('SIGTERM');
+  }, 180_000);
+
   it('ends failed after its attempts, with 16 processes, in 3 uploads in a row', async () => {
     const pool = stage.pool(16);
     await pool.waitFor(/worker process ready/);
@@ -61,25 +92,4 @@ describe('a sheet\'s last row the API keeps failing', () => {
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
     await pool.stop('SIGTERM');
   }, 120_000);
-
-  it('alone, with nothing else answered, is held and the API shown unavailable; it fails once another row is answered', async () => {
-    const pool = stage.pool(4);
-    await pool.waitFor(/worker process ready/);
-    const lone = sampleProducts('LONE', 1);
-    lone[0] = { ...lone[0]!, category: 'C0999' };
-    const loneId = await upload('LONE', lone);
-    // its attempts used, it cannot be told from an outage: held, and said so
-    await until('the API shown unavailable', async () => JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).api.available === false, 30_000);
-    const held = JSON.parse((await runCli(['status', '--upload', loneId, '--json'], stage.env)).stdout);
-    expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
-
-    // another seller's rows: one goes as the probe, is answered, and the pool resumes
-    const good = await finished(await upload('GOOD', sampleProducts('GOOD', 5)), 45_000);
-    expect(good.uploads[0]).toMatchObject({ registered: 5, failed: 0, pending: 0 });
-    const done = await finished(loneId, 45_000);
-    expect(done.uploads[0]).toMatchObject({ registered: 0, failed: 1, pending: 0 });
-    expect(done.api.available).toBe(true);
-    expect(pool.output()).toMatch(/the registration API answers again/);
-    await pool.stop('SIGTERM');
-  }, 180_000);
 });

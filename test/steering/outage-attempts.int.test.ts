@@ -9,19 +9,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, type Running } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { uploadProducts } from '../helpers/uploads.js';
 import { until } from '../helpers/until.js';
+import { apiFailingKey } from '../../src/steering/outage.js';
+import { namespaceOf } from '../../src/keys.js';
 
 let stage: Stage;
-let pool: Running;
 const dir = mkdtempSync(join(tmpdir(), 'br-outage-attempts-'));
 
 const upload = (seller: string, products: ReturnType<typeof sampleProducts>) => uploadProducts(stage.env, dir, seller, products);
 
 const outage = (on: boolean) => fetch(`${stage.apiUrl}/_outage`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ on }) });
+
+/** Uploads `rows` rows of `seller`; once `flowing` are registered, the API answers 503 for `outageMs`; the upload's final counts. */
+async function throughOutage(seller: string, rows: number, flowing: number, outageMs: number) {
+  const id = await upload(seller, sampleProducts(seller, rows));
+  await until('rows flowing', async () => ((await stage.stats()).sellers[seller]?.registered ?? 0) >= flowing, 30_000);
+  await outage(true);
+  await new Promise((r) => setTimeout(r, outageMs));
+  await outage(false);
+  return JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 120_000)).stdout).uploads[0];
+}
 
 beforeAll(async () => {
   stage = await startStage(
@@ -36,7 +47,10 @@ afterAll(async () => {
 
 describe('an outage and the attempts of a row', () => {
   it('one row the API keeps failing while it answers the others ends failed, and opens no breaker', async () => {
-    // one process, 5 attempts, the sheet's last row: its retries come after the others are done, in a row
+    // one process, 5 attempts, the sheet's last row: its retries come after the others are done, in a
+    // row. The sheet is uploaded with MAX_ATTEMPTS=1: the pool's count is the one that holds (jobs
+    // enqueued with the producer's count failed after 1 call and were counted only by the pool's
+    // reconciler, with no judgment of an outage)
     const one = stage.pool(1, { MAX_ATTEMPTS: '5' });
     await one.waitFor(/worker process ready/);
     const products = sampleProducts('ONE', 20);
@@ -44,20 +58,38 @@ describe('an outage and the attempts of a row', () => {
     const id = await upload('ONE', products);
     const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
     expect(done.uploads[0]).toMatchObject({ registered: 19, failed: 1, pending: 0 });
+    expect(one.output()).toMatch(/gave up after 5 attempts: the API answered 503/);
+    // at 20 rows a second and 20-60 ms answers its retries, after the rest were answered, had
+    // nothing to be judged by (held, and the upload never ended): a registered row sent again tells
+    expect(one.output()).toMatch(/a registered row sent again was answered/);
     expect(one.output()).not.toMatch(/the registration API is unavailable/);
+
+    // the sheet's last two rows: each saw the other failing (held until another row was answered)
+    const two = sampleProducts('TWO', 20);
+    for (const at of [18, 19]) two[at] = { ...two[at]!, category: 'C0999' };
+    const twoId = await upload('TWO', two);
+    const twoDone = JSON.parse((await runCli(['status', '--wait', '--upload', twoId, '--json'], stage.env, 60_000)).stdout);
+    expect(twoDone.uploads[0]).toMatchObject({ registered: 18, failed: 2, pending: 0 });
+    expect(one.output()).not.toMatch(/the registration API is unavailable/);
+    // rows failing now: none, every failing row has ended
+    const redis = stage.redis.client();
+    expect(await redis.zrange(apiFailingKey(namespaceOf('{attempts}')), '0', '-1')).toEqual([]);
     await one.stop('SIGTERM');
-  }, 90_000);
+  }, 150_000);
 
   it('with MAX_ATTEMPTS=1, fails no row through an outage of 503s, also before the breaker trips', async () => {
-    pool = stage.pool(2);
+    const pool = stage.pool(2);
     await pool.waitFor(/worker process ready/);
-    const id = await upload('MANY', sampleProducts('MANY', 200));
-    await until('rows flowing', async () => ((await stage.stats()).sellers.MANY?.registered ?? 0) >= 30, 30_000);
-    await outage(true);
-    await new Promise((r) => setTimeout(r, 6000));
-    await outage(false);
-    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 120_000)).stdout);
-    expect(done.uploads[0]).toMatchObject({ registered: 200, failed: 0, pending: 0 });
+    const done = await throughOutage('MANY', 200, 30, 6000);
+    expect(done).toMatchObject({ registered: 200, failed: 0, pending: 0 });
     expect(pool.output()).toMatch(/the registration API is unavailable/);
+    await pool.stop('SIGTERM');
+  }, 180_000);
+
+  it('a pool set to more attempts than the producer: an outage fails none of the rows', async () => {
+    const more = stage.pool(2, { MAX_ATTEMPTS: '3' });
+    await more.waitFor(/worker process ready/);
+    expect(await throughOutage('MORE', 60, 10, 4000)).toMatchObject({ registered: 60, failed: 0, pending: 0 });
+    await more.stop('SIGTERM');
   }, 180_000);
 });
