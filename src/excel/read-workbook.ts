@@ -207,6 +207,9 @@ function rowCells(row: StreamRow, date1904: boolean): SheetCell[] {
   return out;
 }
 
+/** A workbook that cannot be read to its end. */
+const DAMAGED = 'the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as .xlsx again and upload the new file.';
+
 /**
  * Reads the products sheet: the one named `products` or `상품` (any case), else
  * the first visible worksheet.
@@ -215,8 +218,6 @@ function rowCells(row: StreamRow, date1904: boolean): SheetCell[] {
  * @param entries the zip's directory, as sniffFile read it (read again when not given).
  * @throws UploadRejected when the workbook cannot be read or has no usable sheet.
  */
-const DAMAGED = 'the workbook is damaged or incomplete and cannot be read: open it in Excel, save it as .xlsx again and upload the new file.';
-
 export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: ZipEntry[] = readZipDirectory(bytes) ?? []): Promise<SheetData> {
   const input = new HeldTailStream(bytes, centralDirectoryOffset(bytes), entries.length);
   const reader = new WorkbookReader(input, {
