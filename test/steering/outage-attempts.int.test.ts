@@ -77,6 +77,21 @@ describe('an outage and the attempts of a row', () => {
     await one.stop('SIGTERM');
   }, 150_000);
 
+  it('a row alone in an outage: the registered row sent again gets no answer either, and the row is held, not failed', async () => {
+    const alone = stage.pool(1, { MAX_ATTEMPTS: '3' });
+    await alone.waitFor(/worker process ready/);
+    await outage(true);
+    const id = await upload('ALONE', sampleProducts('ALONE', 1));
+    await until('the replay tried', async () => /a registered row sent again got no answer either/.test(alone.output()), 30_000);
+    const held = JSON.parse((await runCli(['status', '--upload', id, '--json'], stage.env)).stdout);
+    expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
+    expect(held.api.available).toBe(false);
+    await outage(false);
+    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
+    expect(done.uploads[0]).toMatchObject({ registered: 1, failed: 0, pending: 0 });
+    await alone.stop('SIGTERM');
+  }, 120_000);
+
   it('with MAX_ATTEMPTS=1, fails no row through an outage of 503s, also before the breaker trips', async () => {
     const pool = stage.pool(2);
     await pool.waitFor(/worker process ready/);
