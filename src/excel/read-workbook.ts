@@ -13,7 +13,7 @@ import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { HeldTailStream } from './held-tail-stream.js';
-import { hyperlinks, inlineRichTexts, mergedRanges, partXml, relsPartOf, type Hyperlink, type PartText } from './sheet-part.js';
+import { booleanFormulaCells, hyperlinks, inlineRichTexts, mergedRanges, partXml, relsPartOf, type Hyperlink, type PartCell, type PartText } from './sheet-part.js';
 import { centralDirectoryOffset, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
@@ -163,6 +163,17 @@ function correctCells(header: SheetCell[], rows: SheetRow[], found: PartText[]):
   }
 }
 
+/** The cells found to hold a formula's TRUE or FALSE, read as a number: read as that TRUE or FALSE. */
+function readAsBooleans(header: SheetCell[], rows: SheetRow[], found: PartCell[]): void {
+  if (found.length === 0) return;
+  const byNumber = new Map(rows.map((r) => [r.row, r.cells]));
+  for (const { row, col } of found) {
+    const cells = row === 1 ? header : byNumber.get(row);
+    const cell = cells?.[col];
+    if (cells && cell?.kind === 'number') cells[col] = { kind: 'bool', value: cell.value !== 0 };
+  }
+}
+
 /**
  * The empty cells of the rows read that a hyperlink covers take its target
  * (excel-format.md); not the header's, which name columns. At most as many
@@ -274,6 +285,7 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
       const merged = xml === undefined ? [] : mergedRanges(xml);
       if (part !== undefined && xml !== undefined) {
         correctCells(header, rows, inlineRichTexts(xml));
+        readAsBooleans(header, rows, booleanFormulaCells(xml));
         fillFromLinks(rows, hyperlinks(xml, () => partXml(bytes, entries, relsPartOf(part))));
       }
       return { sheetName: name, header, rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };

@@ -83,6 +83,29 @@ export function inlineRichTexts(xml: string): PartText[] {
   return out;
 }
 
+/** A cell's place: row as the spreadsheet numbers it (header = 1), column 0-based. */
+export interface PartCell {
+  row: number;
+  col: number;
+}
+
+/**
+ * The cells whose formula saved a TRUE or FALSE (`<c t="b"><f>..</f><v>1</v></c>`): the
+ * reader keeps a formula's result as a number whatever its type, so `=D2>0` in a stock
+ * column would be read as a stock of 1.
+ */
+export function booleanFormulaCells(xml: string): PartCell[] {
+  const out: PartCell[] = [];
+  const cell = /<(?:[\w-]+:)?c\s([^>]*?)>\s*<(?:[\w-]+:)?f[\s>/]/g;
+  for (let m = cell.exec(xml); m !== null; m = cell.exec(xml)) {
+    const attributes = m[1]!;
+    if (!/\st="b"/.test(` ${attributes}`)) continue;
+    const ref = /\br="\$?([A-Z]{1,3})\$?(\d{1,7})"/.exec(attributes);
+    if (ref) out.push({ row: Number(ref[2]), col: columnIndex(ref[1]!) });
+  }
+  return out;
+}
+
 /** A hyperlink: the cells it covers (rows numbered as the spreadsheet does, columns 0-based) and its target. */
 export interface Hyperlink extends MergedRange {
   target: string;

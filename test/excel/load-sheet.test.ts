@@ -75,6 +75,23 @@ describe('cells as real spreadsheets hold them', () => {
     ]);
   });
 
+  it('reads a formula that saved TRUE or FALSE as that, not as 1 or 0, as a typed TRUE is', async () => {
+    const s = await parse(await buildSheet(ENGLISH_HEADERS, [
+      ['A-1', 'Mug', 100, { formula: 'C2>0', result: true } as ExcelJS.CellValue, 'C1'],
+      ['A-2', 'Cup', { formula: 'C2<0', result: false } as ExcelJS.CellValue, 1, 'C1'],
+      ['A-3', 'Pot', 100, { sharedFormula: 'D2', result: true } as ExcelJS.CellValue, 'C1'],
+      ['A-4', 'Pan', 100, true, 'C1'],
+      ['A-5', 'Lid', 100, { formula: '2-1', result: 1 } as ExcelJS.CellValue, 'C1'],
+    ]));
+    expect(s.errors).toEqual([
+      { row: 2, column: 'stock', message: 'stock must be a whole number from 0 to 99,999 (got TRUE)' },
+      { row: 3, column: 'price', message: 'price must be a whole number from 1 to 1,000,000,000 (got FALSE)' },
+      { row: 4, column: 'stock', message: 'stock must be a whole number from 0 to 99,999 (got TRUE)' },
+      { row: 5, column: 'stock', message: 'stock must be a whole number from 0 to 99,999 (got TRUE)' },
+    ]);
+    expect(s.valid.map((v) => v.product.stock)).toEqual([1]);
+  });
+
   it('reads a formula whose saved result is "" as an empty cell, and one whose result is 0 as 0', async () => {
     const blank = (row: number) => ({ formula: `IF(Z${row}="","",Z${row})`, result: '' }) as ExcelJS.CellValue;
     const rows: ExcelJS.CellValue[][] = [
