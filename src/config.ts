@@ -8,11 +8,9 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { databaseInUrl } from './redis-url.js';
+import { MAX_ATTEMPTS_CEILING } from './job-attempts.js';
 
 export { ConfigError };
-
-/** The most MAX_ATTEMPTS may be; jobs carry it as BullMQ's own count (queue.ts, jobOptions). */
-export const MAX_ATTEMPTS_CEILING = 100;
 
 const intIn = (min: number, max: number, what: string) =>
   z

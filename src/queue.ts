@@ -1,6 +1,7 @@
 /** The registration queue: its name, job shape and job options, shared by producer and workers. */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { MAX_ATTEMPTS_CEILING, type Config } from './config.js';
+import type { Config } from './config.js';
+import { MAX_ATTEMPTS_CEILING } from './job-attempts.js';
 import type { Product } from './excel/fields.js';
 import { QUEUE_NAME } from './keys.js';
 // pure helpers that need no BullMQ, where status and the limiter's readers find them without loading it
