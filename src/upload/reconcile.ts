@@ -19,6 +19,11 @@ import type { ProcessResult } from '../worker/processor.js';
 import { logRowCounted } from '../progress/progress-log.js';
 import { uploadKeysOf } from '../seller-home.js';
 
+/** BullMQ's reason for a job it gave up on after it stalled more often than maxStalledCount. */
+const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
+/** What a seller reads for such a row instead: what happened, and what to do. */
+export const STALLED_REASON = 'the row was interrupted several times (the worker process handling it stopped or froze each time) and was given up; whether the marketplace registered it is not known: upload it again with the rows to fix, and a product it registered comes back as a duplicate';
+
 /** An unfinished upload is looked at once it made no progress for this long (ms). */
 export const STALL_MS = 5000;
 
@@ -47,7 +52,7 @@ export async function uncountedRows(redis: RedisClient, config: Config, sellerId
         // not a return value the processor wrote
       }
     } else if (failedReason) {
-      finished.push({ row, result: { outcome: 'failed', reason: failedReason } });
+      finished.push({ row, result: { outcome: 'failed', reason: failedReason === STALLED_TOO_OFTEN ? STALLED_REASON : failedReason } });
     }
   });
   return finished;
