@@ -218,7 +218,8 @@ export async function runWorkerProcess(config: Config, log: Logger, opts: Worker
       // retried (BullMQ set no finishedOn): not over yet. A row's last attempt never gets here: the
       // processor returns its outcome, so this is a failure outside its decisions
       if (!job?.finishedOn) return;
-      // Failed outside the processor's own decisions (e.g. stalled too often): count it, never drop it.
+      // Failed outside the processor's own decisions (an error on every try BullMQ allows): count it,
+      // never drop it. A job failed for stalling too often is counted by the reconciler (reconcile.ts).
       const { sellerId, uploadId, row, home } = job.data;
       limiter
         .complete(
