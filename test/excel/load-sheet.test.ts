@@ -92,6 +92,16 @@ describe('cells as real spreadsheets hold them', () => {
     expect(s.valid.map((v) => v.product.stock)).toEqual([1]);
   });
 
+  it('reads a TRUE saved as LibreOffice and Google Sheets write it (attributes before t, <f aca=...>) as TRUE', async () => {
+    const sheet = await buildSheet(ENGLISH_HEADERS, [['A-1', 'Mug', 100, 5, 'C1'], ['A-2', 'Cup', 100, 5, 'C1']]);
+    const s = await parse(replaceCells(sheet, {
+      D2: '<c r="D2" s="0" t="b"><f aca="false">C2&gt;0</f><v>1</v></c>',
+      D3: '<c r="D3" s="0" t="n"><f aca="false">C3&gt;0</f><v>1</v></c>',
+    }));
+    expect(s.errors).toEqual([{ row: 2, column: 'stock', message: 'stock must be a whole number from 0 to 99,999 (got TRUE)' }]);
+    expect(s.valid.map((v) => v.product.stock)).toEqual([1]);
+  });
+
   it('reads a formula whose saved result is "" as an empty cell, and one whose result is 0 as 0', async () => {
     const blank = (row: number) => ({ formula: `IF(Z${row}="","",Z${row})`, result: '' }) as ExcelJS.CellValue;
     const rows: ExcelJS.CellValue[][] = [
