@@ -39,6 +39,8 @@ export interface ReplayDeps {
   tokens?: SellerTokens;
   /** Whether the seller's rows are held now (paused): none of its rows is replayed. */
   paused: (sellerId: string) => boolean;
+  /** The host's clock (ms), handed to the adapter as a row's call is. */
+  now: () => number;
 }
 
 /** The latest row of `job`'s queue that the API registered, other than `job`'s own. */
@@ -86,7 +88,7 @@ export async function replayAnswered(deps: ReplayDeps, job: Job<RegistrationJob>
   const outcome = await deps.api
     .register({
       sellerId, uploadId, row, idempotencyKey: rowMember(uploadId, row), product, attributes: known.attributes ?? {},
-      credentials: deps.credentials?.for(sellerId), ...(token ? { token } : {}), now: Date.now(),
+      credentials: deps.credentials?.for(sellerId), ...(token ? { token } : {}), now: deps.now(),
     })
     .catch((err: Error) => ({ kind: 'transient' as const, reason: err.message }));
   const answered = usableAnswer(outcome) === true && outcome.kind !== 'throttled';

@@ -249,7 +249,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   const replays: ReplayDeps = {
     redis: deps.redis, ns, api, limiter, log, credentials: deps.credentials, tokens: deps.tokens,
-    paused: (sellerId) => deps.pauses?.of(sellerId) !== undefined,
+    paused: (sellerId) => deps.pauses?.of(sellerId) !== undefined, now: deps.now,
   };
 
   /** While the API counts as unavailable: true when this row goes as the pool's probe. */
