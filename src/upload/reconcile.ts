@@ -19,7 +19,7 @@ import type { ProcessResult } from '../worker/processor.js';
 import { logRowCounted } from '../progress/progress-log.js';
 import { uploadKeysOf } from '../seller-home.js';
 
-/** BullMQ's reason for a job it gave up on after it stalled more often than maxStalledCount. */
+/** BullMQ's reason for a job it gave up on after it stalled more often than maxStalledCount (a failed job keeps only this text). */
 const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 /** What a seller reads for such a row instead: what happened, and what to do. */
 export const STALLED_REASON = 'the row was interrupted several times (the worker process handling it stopped or froze each time) and was given up; whether the marketplace registered it is not known: upload it again with the rows to fix, and a product it registered comes back as a duplicate';
