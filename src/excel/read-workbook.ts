@@ -13,7 +13,7 @@ import tmp from 'tmp';
 import { UploadRejected } from './errors.js';
 import { EMPTY, isEmptyCell, type SheetCell, type SheetData, type SheetRow } from './sheet-cell.js';
 import { HeldTailStream } from './held-tail-stream.js';
-import { booleanFormulaCells, hyperlinks, inlineRichTexts, mergedRanges, partXml, relsPartOf, type Hyperlink, type PartCell, type PartText } from './sheet-part.js';
+import { booleanFormulaCells, hyperlinks, inlineRichTexts, mergedRanges, partXml, relsPartOf, type Hyperlink } from './sheet-part.js';
 import { centralDirectoryOffset, readZipDirectory, type ZipEntry } from './zip-directory.js';
 
 export const SHEET_NAMES = ['products', '상품'];
@@ -149,28 +149,19 @@ function formulaResult(cell: StreamCell, date1904: boolean): unknown {
 }
 
 /**
- * The header and the rows read, with cells read again from the sheet's part.
- * A row skipped as empty stays skipped.
+ * The header and the rows read, with the cells found in the sheet's part replaced by what
+ * `replace` makes of each (undefined: kept as read). A row skipped as empty stays skipped.
  */
-function correctCells(header: SheetCell[], rows: SheetRow[], found: PartText[]): void {
+function replaceFound<T extends { row: number; col: number }>(header: SheetCell[], rows: SheetRow[], found: T[], replace: (cell: SheetCell | undefined, at: T) => SheetCell | undefined): void {
   if (found.length === 0) return;
   const byNumber = new Map(rows.map((r) => [r.row, r.cells]));
-  for (const { row, col, text } of found) {
-    const cells = row === 1 ? header : byNumber.get(row);
-    if (!cells || col >= MAX_COLUMNS) continue;
-    for (let i = cells.length; i < col; i++) cells[i] = EMPTY;
-    cells[col] = textOf(text);
-  }
-}
-
-/** The cells found to hold a formula's TRUE or FALSE, read as a number: read as that TRUE or FALSE. */
-function readAsBooleans(header: SheetCell[], rows: SheetRow[], found: PartCell[]): void {
-  if (found.length === 0) return;
-  const byNumber = new Map(rows.map((r) => [r.row, r.cells]));
-  for (const { row, col } of found) {
-    const cells = row === 1 ? header : byNumber.get(row);
-    const cell = cells?.[col];
-    if (cells && cell?.kind === 'number') cells[col] = { kind: 'bool', value: cell.value !== 0 };
+  for (const at of found) {
+    const cells = at.row === 1 ? header : byNumber.get(at.row);
+    if (!cells || at.col >= MAX_COLUMNS) continue;
+    const cell = replace(cells[at.col], at);
+    if (cell === undefined) continue;
+    for (let i = cells.length; i < at.col; i++) cells[i] = EMPTY;
+    cells[at.col] = cell;
   }
 }
 
@@ -284,8 +275,9 @@ export async function readWorkbook(bytes: Buffer, stopAfter: number, entries: Zi
       if (xml !== undefined && !/<\/(?:[\w.-]+:)?worksheet>\s*$/.test(xml.slice(-200))) throw new UploadRejected(DAMAGED);
       const merged = xml === undefined ? [] : mergedRanges(xml);
       if (part !== undefined && xml !== undefined) {
-        correctCells(header, rows, inlineRichTexts(xml));
-        readAsBooleans(header, rows, booleanFormulaCells(xml));
+        replaceFound(header, rows, inlineRichTexts(xml), (_, { text }) => textOf(text));
+        // a formula's TRUE or FALSE, read as a number: read as that TRUE or FALSE
+        replaceFound(header, rows, booleanFormulaCells(xml), (cell) => (cell?.kind === 'number' ? { kind: 'bool', value: cell.value !== 0 } : undefined));
         fillFromLinks(rows, hyperlinks(xml, () => partXml(bytes, entries, relsPartOf(part))));
       }
       return { sheetName: name, header, rows, overLimit, ...(merged.length > 0 ? { merged } : {}) };
