@@ -163,6 +163,11 @@ export function writeTogether(client: Redis | Cluster, last?: (together: number,
   });
 }
 
+/** Redis's TIME reply ([seconds, microseconds]) in whole milliseconds. */
+export function redisTimeMs([seconds, micros]: ReadonlyArray<string | number>): number {
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /**
  * Releases a lock taken with SET NX PX by `holder`, only if it still holds it: one
  * atomic compare-and-delete (a lock that expired and was taken by another is left to it).

@@ -20,7 +20,7 @@
  */
 import { epochKey, type LastGrant } from './lost-writes.js';
 import { keySlot } from '../queue-shards.js';
-import type { RedisClient } from '../redis.js';
+import { redisTimeMs, type RedisClient } from '../redis.js';
 
 export const CLOCK_MARGIN_MS = 1000;
 /** A slot range, both ends included. */
@@ -85,7 +85,7 @@ export async function checkClusterGrants(
  */
 export async function recordedSlotSuspects(redis: RedisClient, ns: string): Promise<{ ranges: Array<{ range: SlotRange; until: number }>; all: number }> {
   const [record, time] = await Promise.all([redis.hgetall(epochKey(ns)), redis.time()]);
-  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const now = redisTimeMs(time);
   const all = Number(record.suspectUntil ?? 0);
   const ranges = Object.entries(record).filter(([field, until]) => field.startsWith(FIELD) && Number(until) > now).map(([field, until]) => {
     const [a, b] = field.slice(FIELD.length).split('-').map(Number);

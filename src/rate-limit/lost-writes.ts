@@ -28,7 +28,7 @@
  * fault (no one vouches for it).
  */
 import { limitIndexKey, sellerKeys } from '../keys.js';
-import type { RedisClient } from '../redis.js';
+import { redisTimeMs, type RedisClient } from '../redis.js';
 import { parseRule } from './seller-limits.js';
 
 export const epochKey = (ns: string) => `${ns}:redis-epoch`;
@@ -82,7 +82,7 @@ return { untilMs, changedAt }`;
 async function epochOf(redis: RedisClient): Promise<Epoch> {
   const [server, replication, time] = await Promise.all([redis.info('server'), redis.info('replication'), redis.time()]);
   const field = (text: string, name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
-  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const now = redisTimeMs(time);
   return { runId: field(server, 'run_id'), replId: field(replication, 'master_replid'), now };
 }
 
@@ -127,7 +127,7 @@ export async function checkLostWrites(
 /** The until-time recorded by any worker's check (0 when none or passed): read by every worker now and then. */
 export async function recordedSuspectUntil(redis: RedisClient, ns: string): Promise<{ until: number; now: number }> {
   const [until, time] = await Promise.all([redis.hget(epochKey(ns), 'suspectUntil'), redis.time()]);
-  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const now = redisTimeMs(time);
   const u = Number(until ?? 0);
   return { until: u > now ? u : 0, now };
 }

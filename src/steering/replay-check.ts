@@ -17,7 +17,7 @@ import { rowMember } from '../keys.js';
 import type { Logger } from '../logger.js';
 import type { RegistrationJob } from '../queue.js';
 import type { PermitLimiter } from '../rate-limit/limiter.js';
-import type { RedisClient } from '../redis.js';
+import { redisTimeMs, type RedisClient } from '../redis.js';
 import type { RegistrationClient } from '../registration/client.js';
 import type { CredentialStore } from '../registration/credentials.js';
 import type { SellerTokens } from '../registration/tokens.js';
@@ -95,8 +95,7 @@ export async function replayAnswered(deps: ReplayDeps, job: Job<RegistrationJob>
   deps.log.info({ sellerId: job.data.sellerId, uploadId: job.data.uploadId, row: job.data.row, replayed: { sellerId, uploadId, row }, answered },
     answered ? 'a registered row sent again was answered: the API refuses this row, it is no outage' : 'a registered row sent again got no answer either: held as in an outage');
   if (!answered) return false;
-  const [s, us] = await redis.time();
-  const at = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  const at = redisTimeMs(await redis.time());
   await markApiAnswered(redis, ns, at, at);
   return true;
 }
