@@ -5,7 +5,7 @@
  * window when its next place frees more than half a window (plus guard) later, and 4
  * cold processes filling 20 rows took 400-500 ms, so at 1 s a slow run logged none.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { runCli, type Running } from './helpers/cli.js';
 import { alive, startStage, workerPids, type Stage } from './helpers/pipeline.js';
@@ -28,6 +28,11 @@ beforeAll(async () => {
   );
   env = stage.env;
 });
+
+// a case whose assertion failed before its own stop leaves no pool working the next
+afterEach(async () => {
+  await stage?.stopPools();
+}, 30_000);
 
 afterAll(async () => {
   await stage?.stop();

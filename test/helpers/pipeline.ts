@@ -10,6 +10,11 @@ export interface Stage {
   pools: Running[];
   stats(): Promise<{ totals: Record<string, number>; sellers: Record<string, Record<string, number> & { times?: number[] }> }>;
   pool(processes: number, extraEnv?: Record<string, string>): Running;
+  /**
+   * Stops every pool still running (SIGTERM, then SIGKILL after 15 s): after a case, so
+   * that one whose assertion failed before its own stop leaves no pool working the next.
+   */
+  stopPools(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +35,13 @@ export async function startStage(env: Record<string, string>, apiEnv: Record<str
       const p = startCli(['workers', '--processes', String(processes)], { ...fullEnv, ...extraEnv });
       pools.push(p);
       return p;
+    },
+    async stopPools() {
+      await Promise.all(pools.splice(0).map(async (p) => {
+        const killer = setTimeout(() => void p.stop('SIGKILL'), 15_000);
+        await p.stop('SIGTERM');
+        clearTimeout(killer);
+      }));
     },
     async stop() {
       for (const p of pools) await p.stop('SIGKILL');

@@ -22,6 +22,17 @@ export async function uploadProducts(env: NodeJS.ProcessEnv, dir: string, seller
   return JSON.parse(res.stdout).uploadId;
 }
 
+/**
+ * `bulk-register status --upload <id> --wait --json`: the status once the upload has no
+ * unfinished row (its `uploads[0]` the upload's final state). Throws with what the command
+ * said when it does not exit 0 within `timeoutMs`.
+ */
+export async function finishedStatus(env: NodeJS.ProcessEnv, uploadId: string, timeoutMs: number) {
+  const res = await runCli(['status', '--wait', '--upload', uploadId, '--json'], env, timeoutMs);
+  if (res.code !== 0) throw new Error(`status --wait for ${uploadId} exited ${res.code}: ${res.stderr}`);
+  return JSON.parse(res.stdout);
+}
+
 /** Enqueues one upload of `rows` products for each of the sellers `{prefix}-0` .. `{prefix}-{sellers - 1}`. */
 export async function uploadMany(env: NodeJS.ProcessEnv, prefix: string, sellers: number, rows: number): Promise<void> {
   const config = loadConfig(env);

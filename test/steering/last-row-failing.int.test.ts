@@ -16,15 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
-import { uploadProducts } from '../helpers/uploads.js';
+import { finishedStatus, uploadProducts } from '../helpers/uploads.js';
 import { until } from '../helpers/until.js';
 import { sampleProducts } from '../../src/fixtures/build-sheet.js';
 
 let stage: Stage;
 const dir = mkdtempSync(join(tmpdir(), 'br-last-row-failing-'));
 const upload = (seller: string, products: ReturnType<typeof sampleProducts>) => uploadProducts(stage.env, dir, seller, products);
-/** `status --wait --json` for the upload: its final state. */
-const finished = async (uploadId: string, timeoutMs: number) => JSON.parse((await runCli(['status', '--wait', '--upload', uploadId, '--json'], stage.env, timeoutMs)).stdout);
+const finished = (uploadId: string, timeoutMs: number) => finishedStatus(stage.env, uploadId, timeoutMs);
 
 beforeAll(async () => {
   stage = await startStage({ QUEUE_PREFIX: '{last-row}', MAX_ATTEMPTS: '3' }, { MOCK_FAIL_CATEGORIES: 'C0999', MOCK_LATENCY_MS: '100-300' });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { sampleProducts } from '../../src/fixtures/build-sheet.js';
-import { uploadProducts } from '../helpers/uploads.js';
+import { finishedStatus, uploadProducts } from '../helpers/uploads.js';
 import { until } from '../helpers/until.js';
 import { apiFailingKey } from '../../src/steering/outage.js';
 import { namespaceOf } from '../../src/keys.js';
@@ -21,6 +21,7 @@ let stage: Stage;
 const dir = mkdtempSync(join(tmpdir(), 'br-outage-attempts-'));
 
 const upload = (seller: string, products: ReturnType<typeof sampleProducts>) => uploadProducts(stage.env, dir, seller, products);
+const finished = (uploadId: string, timeoutMs: number) => finishedStatus(stage.env, uploadId, timeoutMs);
 
 const outage = (on: boolean) => fetch(`${stage.apiUrl}/_outage`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ on }) });
 
@@ -31,7 +32,7 @@ async function throughOutage(seller: string, rows: number, flowing: number, outa
   await outage(true);
   await new Promise((r) => setTimeout(r, outageMs));
   await outage(false);
-  return JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 120_000)).stdout).uploads[0];
+  return (await finished(id, 120_000)).uploads[0];
 }
 
 beforeAll(async () => {
@@ -56,7 +57,7 @@ describe('an outage and the attempts of a row', () => {
     const products = sampleProducts('ONE', 20);
     products[19] = { ...products[19]!, category: 'C0999' };
     const id = await upload('ONE', products);
-    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
+    const done = await finished(id, 60_000);
     expect(done.uploads[0]).toMatchObject({ registered: 19, failed: 1, pending: 0 });
     expect(one.output()).toMatch(/gave up after 5 attempts: the API answered 503/);
     // at 20 rows a second and 20-60 ms answers its retries, after the rest were answered, had
@@ -68,7 +69,7 @@ describe('an outage and the attempts of a row', () => {
     const two = sampleProducts('TWO', 20);
     for (const at of [18, 19]) two[at] = { ...two[at]!, category: 'C0999' };
     const twoId = await upload('TWO', two);
-    const twoDone = JSON.parse((await runCli(['status', '--wait', '--upload', twoId, '--json'], stage.env, 60_000)).stdout);
+    const twoDone = await finished(twoId, 60_000);
     expect(twoDone.uploads[0]).toMatchObject({ registered: 18, failed: 2, pending: 0 });
     expect(one.output()).not.toMatch(/the registration API is unavailable/);
     // rows failing now: none, every failing row has ended
@@ -87,7 +88,7 @@ describe('an outage and the attempts of a row', () => {
     expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
     expect(held.api.available).toBe(false);
     await outage(false);
-    const done = JSON.parse((await runCli(['status', '--wait', '--upload', id, '--json'], stage.env, 60_000)).stdout);
+    const done = await finished(id, 60_000);
     expect(done.uploads[0]).toMatchObject({ registered: 1, failed: 0, pending: 0 });
     await alone.stop('SIGTERM');
   }, 120_000);
