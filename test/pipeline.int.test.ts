@@ -1,9 +1,10 @@
 /**
  * The whole pipeline with real processes: `upload` -> a pool of worker processes
  * -> the mock API, on a private redis-server, under a short rule (20 per 2 s).
- * The window is 2 s, not 1: the log calls a seller throttled at the grant that fills its
- * window when its next place frees more than half a window (plus guard) later, and 4
- * cold processes filling 20 rows took 400-500 ms, so at 1 s a slow run logged none.
+ * The window is 2 s: the log calls a seller throttled at the grant that fills its window
+ * when its next place frees more than a quarter of a window (plus guard) later, and 4 cold
+ * processes have taken 400-500 ms to fill 20 rows (at half a window, a slow run at 1 s
+ * logged none).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
