@@ -169,13 +169,15 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
     redis.call('ZADD', sentKey, at + hold, sendId)
     redis.call('ZADD', planKey, at, member)
     local event, next = 0, 0
-    -- flagged throttled, the seller sends again: released
-    if throttled and redis.call('DEL', throttleKey) == 1 then event, throttled = 2, false end
+    if throttled then
+      -- flagged throttled, the seller sends again: released. Only that, also when this grant
+      -- fills the window again: a throttle here would take the release's place in the log
+      -- (throttled twice in a row); the next grant that fills the window says so
+      redis.call('DEL', throttleKey)
+      event = 2
     -- the grant that fills the seller's window makes it throttled when rows of it wait: planned
     -- for later, or held back by the producer (with `sent` below L after it, nothing is read)
-    -- (not the grant that released it: its line would take the place of the release's, and the
-    -- log would say throttled twice in a row; the next grant that fills the window says so)
-    if event == 0 and not throttled and (planTop > at or deferUntil > now) and (sentCount or limit) + 1 >= limit then
+    elseif (planTop > at or deferUntil > now) and (sentCount or limit) + 1 >= limit then
       local nextIn = fullFor()
       if nextIn then
         redis.call('SET', throttleKey, '1', 'PX', throttleTtl())
