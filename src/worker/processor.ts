@@ -398,7 +398,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     deps.onEvent?.('permit', sellerId);
     if (granted === ahead) deps.onEvent?.('permitAhead', sellerId);
     if (permit.event && log.isLevelEnabled('info')) {
-      logThrottleEvent(log, permit.event, sellerId, uploadId, await uploadCounts(sellerId, home, uploadId), rate(permit.limit, permit.windowMs), permit.nextPermitInMs ?? permit.waitMs);
+      // the line's counts are read beside the row, not before it: the grant that releases a seller
+      // is its window's first send, and every later window would open a round trip late
+      const { event, limit, windowMs } = permit;
+      const waitMs = permit.nextPermitInMs ?? permit.waitMs;
+      uploadCounts(sellerId, home, uploadId).then(
+        (counts) => logThrottleEvent(log, event, sellerId, uploadId, counts, rate(limit, windowMs), waitMs),
+        (err: Error) => log.debug({ err, sellerId }, 'throttle event not logged: the upload\'s counts could not be read'),
+      );
     }
     if (!permit.granted) {
       // a probe that must wait for its seller's rule gives its turn to a row that can go now
