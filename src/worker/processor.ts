@@ -402,10 +402,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // is its window's first send, and every later window would open a round trip late
       const { event, limit, windowMs } = permit;
       const waitMs = permit.nextPermitInMs ?? permit.waitMs;
-      uploadCounts(sellerId, home, uploadId).then(
-        (counts) => logThrottleEvent(log, event, sellerId, uploadId, counts, rate(limit, windowMs), waitMs),
-        (err: Error) => log.debug({ err, sellerId }, 'throttle event not logged: the upload\'s counts could not be read'),
-      );
+      uploadCounts(sellerId, home, uploadId)
+        .then((counts) => logThrottleEvent(log, event, sellerId, uploadId, counts, rate(limit, windowMs), waitMs))
+        .catch((err: Error) => log.debug({ err, sellerId }, 'throttle event not logged: the upload\'s counts could not be read'));
     }
     if (!permit.granted) {
       // a probe that must wait for its seller's rule gives its turn to a row that can go now
