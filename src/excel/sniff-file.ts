@@ -57,6 +57,17 @@ export function looksLikeCsv(text: string): boolean {
   return lines.length >= 2 && first.length >= 2 && lines.every((line) => line.split(delimiter).length === first.length);
 }
 
+/** The kind of image the bytes start as (a screenshot of a sheet, uploaded by mistake), else undefined. */
+function imageKind(bytes: Buffer): string | undefined {
+  const ascii = (from: number, to: number) => bytes.subarray(from, to).toString('latin1');
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'PNG';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'JPEG';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'GIF';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'WebP';
+  if (ascii(4, 8) === 'ftyp' && /^(heic|heix|mif1|avif)$/.test(ascii(8, 12))) return ascii(8, 12) === 'avif' ? 'AVIF' : 'HEIC';
+  return undefined;
+}
+
 /**
  * @returns the format to read the bytes as, and warnings for the seller.
  * @throws UploadRejected for anything that is not an .xlsx workbook (or CSV text in a .csv, .txt or .tsv file).
@@ -92,6 +103,7 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
     if (names.has('word/document.xml')) throw new UploadRejected(`${named} is a Word document, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
     if (names.has('ppt/presentation.xml')) throw new UploadRejected(`${named} is a PowerPoint file, not a workbook: put the products in an Excel sheet saved as .xlsx.`);
     if (names.has('content.xml') && has(bytes, 'opendocument.spreadsheet')) throw new UploadRejected(`${named} is an OpenDocument spreadsheet (.ods): save it as .xlsx.`);
+    if (names.has('Index/Document.iwa')) throw new UploadRejected(`${named} is an Apple Numbers document: export it as Excel (File > Export To > Excel) and upload the .xlsx file.`);
     throw new UploadRejected(`${named} is a zip archive but not an .xlsx workbook: upload the .xlsx file itself, not an archive.`);
   }
   if (bytes.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))) {
@@ -102,6 +114,10 @@ export function sniffFile(bytes: Buffer, fileName: string): { format: SheetForma
   }
   if (bytes.subarray(0, 5).toString('latin1') === '%PDF-') {
     throw new UploadRejected(`${named} is a PDF document, not a workbook: upload the sheet saved as .xlsx.`);
+  }
+  const image = imageKind(bytes);
+  if (image) {
+    throw new UploadRejected(`${named} is an image (${image}), not a workbook: a picture of a sheet cannot be read; upload the sheet itself, saved as .xlsx.`);
   }
   const utf16 = hasUtf16Bom(bytes);
   const control = utf16 ? 0 : controlShare(bytes);

@@ -6,7 +6,7 @@ import { parseSheetBytes, loadSheet } from '../../src/excel/load-sheet.js';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildSheet, buildProductSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { rejection } from '../helpers/rejection.js';
-import { replaceCells, rewriteZip } from '../helpers/zip-writer.js';
+import { replaceCells, rewriteZip, writeZip } from '../helpers/zip-writer.js';
 
 const ROW = ['A-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg'];
 
@@ -334,6 +334,23 @@ describe('files that cannot be used', () => {
     const korean = readFileSync(join(FIXTURES_DIR, 'products-cp949.csv'));
     const headerLine = korean.subarray(0, korean.indexOf(0x0a) + 1);
     expect(await rejection(parse(headerLine, 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
+  });
+
+  it('says an image is an image (a screenshot of the sheet), and text that merely starts like one is not', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64)]);
+    expect(await rejection(parse(png, 'p.xlsx'))).toBe('this .xlsx file is an image (PNG), not a workbook: a picture of a sheet cannot be read; upload the sheet itself, saved as .xlsx.');
+    const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('JFIF'), Buffer.alloc(64)]);
+    expect(await rejection(parse(jpeg, 'products.csv'))).toBe('this .csv file is an image (JPEG), not a workbook: a picture of a sheet cannot be read; upload the sheet itself, saved as .xlsx.');
+    const heic = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic'), Buffer.alloc(64)]);
+    expect(await rejection(parse(heic, 'p.xlsx'))).toBe('this .xlsx file is an image (HEIC), not a workbook: a picture of a sheet cannot be read; upload the sheet itself, saved as .xlsx.');
+    expect(await rejection(parse(Buffer.from('GIF89a\x01\x00'), 'p.xlsx'))).toContain('is an image (GIF)');
+    // a CSV whose first cell begins with letters an image also begins with is still CSV
+    expect(await rejection(parse(Buffer.from('sku,name\nBM1,GIF bag\n'), 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
+  });
+
+  it('rejects an Apple Numbers document, saying how to export it', async () => {
+    const numbers = writeZip([{ name: 'Index/Document.iwa', data: Buffer.alloc(16) }, { name: 'Metadata/Properties.plist', data: Buffer.from('<plist/>') }]);
+    expect(await rejection(parse(numbers, 'products.xlsx'))).toBe('this .xlsx file is an Apple Numbers document: export it as Excel (File > Export To > Excel) and upload the .xlsx file.');
   });
 
   it('rejects legacy .xls and password-protected workbooks', async () => {
