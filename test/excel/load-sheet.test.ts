@@ -344,7 +344,7 @@ describe('files that cannot be used', () => {
     const heic = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic'), Buffer.alloc(64)]);
     expect(await rejection(parse(heic, 'p.xlsx'))).toBe('this .xlsx file is an image (HEIC), not a workbook: a picture of a sheet cannot be read; upload the sheet itself, saved as .xlsx.');
     expect(await rejection(parse(Buffer.from('GIF89a\x01\x00'), 'p.xlsx'))).toContain('is an image (GIF)');
-    // a CSV whose first cell begins with letters an image also begins with is still CSV
+    // a CSV with cells that begin with some of a signature's letters is still CSV
     expect(await rejection(parse(Buffer.from('sku,name\nBM1,GIF bag\n'), 'p.xlsx'))).toBe('this .xlsx file holds CSV text: save it as .xlsx or rename it .csv.');
   });
 
