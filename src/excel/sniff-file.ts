@@ -64,7 +64,8 @@ function imageKind(bytes: Buffer): string | undefined {
   if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'JPEG';
   if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'GIF';
   if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'WebP';
-  if (ascii(4, 8) === 'ftyp' && /^(heic|heix|mif1|avif)$/.test(ascii(8, 12))) return ascii(8, 12) === 'avif' ? 'AVIF' : 'HEIC';
+  const brand = ascii(8, 12);
+  if (ascii(4, 8) === 'ftyp' && /^(heic|heix|mif1|avif)$/.test(brand)) return brand === 'avif' ? 'AVIF' : 'HEIC';
   return undefined;
 }
 

@@ -400,10 +400,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (permit.event && log.isLevelEnabled('info')) {
       // the line's counts are read beside the row, not before it: the grant that releases a seller
       // is its window's first send, and every later window would open a round trip late
-      const { event, limit, windowMs } = permit;
-      const waitMs = permit.nextPermitInMs ?? permit.waitMs;
+      const event = permit.event;
       uploadCounts(sellerId, home, uploadId)
-        .then((counts) => logThrottleEvent(log, event, sellerId, uploadId, counts, rate(limit, windowMs), waitMs))
+        .then((counts) => logThrottleEvent(log, event, sellerId, uploadId, counts, rate(permit.limit, permit.windowMs), permit.nextPermitInMs ?? permit.waitMs))
         .catch((err: Error) => log.debug({ err, sellerId }, 'throttle event not logged: the upload\'s counts could not be read'));
     }
     if (!permit.granted) {
