@@ -19,7 +19,7 @@ async function cpuPerCall(client: RedisClient, together: number): Promise<number
   for (let i = 0; i < CALLS; i += together) {
     await Promise.all(Array.from({ length: together }, (_, j) => client.completeSend(
       '{t}:plan', '{t}:sent', '{t}:upload', '{t}:rows', '{t}:lag', '{t}:rule', '{t}:blocked',
-      `u:${i + j}`, '', i + j, '', '', 50, 2000, 100, 3600, 0, -1, 0, 0,
+      `u:${i + j}`, '', i + j, '', '', 50, 2000, 100, 3600, 0, -1, 0, 0, 0, 10_000,
     )));
   }
   const used = process.cpuUsage(before);

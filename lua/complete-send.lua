@@ -32,6 +32,7 @@
   ARGV[14] 1: the permit was not used, its call never left (the seller was paused, the
            upload cancelled or the API found down after the grant): the send is taken out
            of `sent` (default 0)
+  ARGV[15] hold (ms): how long a send in flight holds its place (for the progress line's pace)
 
   A row cancelled before it was sent (no send id, outcome "cancelled") has its
   plan entry removed: no send will use that slot.
@@ -141,7 +142,7 @@ if ARGV[10] == '1' and step and done < total then
   local flags = redis.call('MGET', KEYS[6], KEYS[7])
   local limit, window = ruleOf(flags[1], tonumber(ARGV[6]), tonumber(ARGV[7]))
   local nextAt
-  nextAt, ahead, recentSends, recentSpan = sellerPace(planKey, sentKey, limit, window + tonumber(ARGV[8]), tonumber(flags[2] or '0'), now)
+  nextAt, ahead, recentSends, recentSpan = sellerPace(planKey, sentKey, limit, window + tonumber(ARGV[8]), tonumber(ARGV[15] or '0'), tonumber(flags[2] or '0'), now)
   nextInMs = nextAt - now
 end
 return { counted, total, registered, duplicate, failed, now, nextInMs, ahead, recentSends, recentSpan, cancelled, placed }

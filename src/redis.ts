@@ -34,7 +34,7 @@ export interface LuaCommands {
     plan: string, sent: string, upload: string, rows: string, lag: string, rule: string, blocked: string,
     member: string, sendId: string, row: number, outcome: string, detail: string,
     limit: number, windowMs: number, guardMs: number, retentionS: number, wantNextPermit: 0 | 1, sentAt: number,
-    answerSample: 0 | 1, answeredMsAgo: number, unsent?: 0 | 1,
+    answerSample: 0 | 1, answeredMsAgo: number, unsent: 0 | 1, holdMs: number,
   ): Promise<[...Reply5, number, number, number, number, number, number?, number?]>;
   /** lua/defer-rows.lua: the seller's rows are deferred for `deferMs` from now (Redis's clock) and noted; returns until when */
   deferRows(defer: string, deferred: string, deferMs: number, spanMs: number, ...rows: string[]): Promise<number>;
@@ -51,7 +51,7 @@ export interface LuaCommands {
   /** lua/peek-permit.lua */
   peekPermit(
     plan: string, sent: string, rule: string, blocked: string, defer: string,
-    limit: number, windowMs: number, guardMs: number,
+    limit: number, windowMs: number, guardMs: number, holdMs: number,
   ): Promise<[number, number, number, number, number, number, number, number]>;
 }
 

@@ -367,7 +367,7 @@ export class SellerLimiter implements PermitLimiter {
       k.plan, k.sent, u.upload, u.rows, k.lag, k.rule, k.blocked,
       args.member, args.sendId, args.row, final?.outcome ?? '', final ? JSON.stringify(final.detail) : '',
       s.limit, s.windowMs, s.guardMs, retentionS, final?.wantNextPermit === false ? 0 : 1, send?.at ?? -1,
-      sample ? 1 : 0, answeredMsAgo, args.unsent ? 1 : 0,
+      sample ? 1 : 0, answeredMsAgo, args.unsent ? 1 : 0, s.holdMs,
     );
     const placed = placedAt ?? redisNow;
     if (send?.planned && !args.unsent) this.learnAnswer(send.at, placed);
@@ -389,7 +389,7 @@ export class SellerLimiter implements PermitLimiter {
     const k = this.keys(sellerId, await homeOf(this.redis, this.ns, sellerId));
     const s = this.settings;
     const [nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs, deferredMs, inFlight] = await this.redis.peekPermit(
-      k.plan, k.sent, k.rule, k.blocked, k.defer, s.limit, s.windowMs, s.guardMs,
+      k.plan, k.sent, k.rule, k.blocked, k.defer, s.limit, s.windowMs, s.guardMs, s.holdMs,
     );
     return { nextPermitInMs, limit, windowMs, plannedAhead, recentSends, recentSpanMs, deferredMs, inFlight };
   }

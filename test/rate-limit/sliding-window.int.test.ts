@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { commandCalls, limiterOn, minGap, redisTime } from '../helpers/limiter.js';
-import { uploadKeys } from '../../src/keys.js';
+import { sellerKeys, uploadKeys } from '../../src/keys.js';
 import type { Permit } from '../../src/rate-limit/limiter.js';
 
 let server: TestRedis;
@@ -184,6 +184,34 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(blocked.plannedAhead).toBe(1);
     expect(blocked.nextAt[1]).toBeGreaterThanOrEqual(before + waitMs);
     expect(blocked.nextAt[0]).toBeLessThanOrEqual(after + waitMs);
+  });
+
+  it("counts among a seller's recent sends no grant for a moment still ahead: at its rule it reads L, never the window before's sends and the next one's", async () => {
+    // L = 3, W + G = 1100 ms. The window's 3 sends are answered; a row asking 120 ms before
+    // the oldest of them leaves the span is granted for that moment and waits for it in-process
+    // (within the 150 ms reserve). A peek before that moment sees the 3 sends; the grant has
+    // not gone. Timed on a busy host the peek can come after the moment: then the case is run again.
+    const { limiter, redis } = limiterOn(server, { limit: 3, windowMs: 1000, guardMs: 100, holdMs: 2000, queuePrefix: '{recent}' });
+    let seen = 0;
+    for (let attempt = 0; attempt < 5 && seen === 0; attempt++) {
+      const seller = `RS${attempt}`;
+      for (let row = 1; row <= 3; row++) expect((await limiter.acquire(seller, `r:${row}`, `r:${row}#a`)).granted).toBe(true);
+      for (let row = 1; row <= 3; row++) await limiter.complete({ sellerId: seller, uploadId: 'r', row, member: `r:${row}`, sendId: `r:${row}#a` }, undefined, 60);
+      const oldest = Number(await redis.zscore(sellerKeys('recent', seller).sent, 'r:1#a'));
+      const wait = oldest + 1100 - 120 - (await redisTime(redis));
+      await new Promise((r) => setTimeout(r, Math.max(0, wait)));
+      const next = await limiter.acquire(seller, 'r:4', 'r:4#a');
+      const p = await limiter.peek(seller);
+      const after = await redisTime(redis);
+      // granted for a moment ahead, and peeked before it
+      if (!next.granted || next.waitMs <= 0 || after >= next.redisNow + next.waitMs) continue;
+      seen++;
+      expect(p.recentSends).toBe(3);
+      // the grant is the seller's next send (in flight from its moment), and the window is full until the oldest answer leaves the span
+      expect(p.inFlight).toBe(1);
+      expect(p.nextPermitInMs).toBeGreaterThan(0);
+    }
+    expect(seen).toBe(1);
   });
 
   it('reports the next permit with a count that crosses a 10 % step of an unfinished upload, and only then', async () => {
