@@ -344,12 +344,16 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       if (enqueues && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
       let answered = false;
       try {
-        const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config });
+        // a check says whether the file was uploaded before, when Redis is there to ask
+        const lookUpEarlier = dryRun && deps.redis.status === 'ready';
+        const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config, lookUpEarlier });
         // an answer that comes after the 503 is only logged
         submitted.catch((err: Error) => {
           if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
         });
-        const summary = enqueues ? await orLate(submitted) : await submitted;
+        let summary = enqueues || lookUpEarlier ? await orLate(submitted) : await submitted;
+        // a Redis that stopped answering costs a check only what it would have said of an earlier upload
+        if (summary === LATE && !enqueues) summary = await submitUpload(undefined, seller, sheet, { dryRun, config });
         if (summary === LATE) throw new ApiError(503, lateUpload(redisWaitMs));
         if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
         return c.json(summary, 200);

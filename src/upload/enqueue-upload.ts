@@ -13,7 +13,7 @@ import type { RedisClient } from '../redis.js';
 import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuedRow } from '../queued-row.js';
 import { queuesKey } from '../queue-shards.js';
-import { pinHome } from '../seller-home.js';
+import { pinHome, uploadKeysOf } from '../seller-home.js';
 import { reservePriorities, rowPriority, type UploadStart } from './fair-share.js';
 import { bringRowsForward, configuredRule, deferralMs, noteDeferral, ruleForDeferral, ruleRaised } from './deferral.js';
 import { reopenCancelled } from '../steering/cancel.js';
@@ -21,6 +21,11 @@ import { ENQUEUE_GRACE_MS } from './lost-rows.js';
 
 export function uploadIdFor(sellerId: string, fileSha256: string): string {
   return createHash('sha256').update(`${sellerId}\n${fileSha256}`).digest('hex').slice(0, 24);
+}
+
+/** Whether the upload was enqueued before (its file uploaded for the seller): read-only. */
+export async function uploadedBefore(redis: RedisClient, ns: string, sellerId: string, uploadId: string): Promise<boolean> {
+  return (await redis.hget((await uploadKeysOf(redis, ns, sellerId, uploadId)).upload, 'enqueued')) === '1';
 }
 
 export interface EnqueueResult {

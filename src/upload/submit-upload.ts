@@ -9,7 +9,7 @@ import type { LoadedSheet } from '../excel/load-sheet.js';
 import { extraColumnsWarning, type RowError } from '../excel/parse-products.js';
 import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
-import { enqueueUpload, uploadIdFor } from './enqueue-upload.js';
+import { enqueueUpload, uploadIdFor, uploadedBefore } from './enqueue-upload.js';
 import { confirmOnReplica } from './replicated.js';
 
 /** The `upload --json` object of cli.md (dryRun and valid only in a dry run). */
@@ -35,6 +35,11 @@ export interface SubmitDeps {
 
 export interface SubmitOptions {
   dryRun: boolean;
+  /**
+   * A dry run with Redis at hand (the console's Check): `alreadyUploaded` says whether the
+   * file was uploaded before for the seller. The CLI's dry run reads no Redis.
+   */
+  lookUpEarlier?: boolean;
   /** REGISTRATION_ADAPTER: unset means the built-in adapter, which sends no extra column (one warning says so). */
   config: Pick<Config, 'registrationAdapter'>;
 }
@@ -59,6 +64,8 @@ export async function submitUpload(deps: SubmitDeps | undefined, sellerId: strin
     const ns = namespaceOf(deps.config.queuePrefix);
     await confirmOnReplica(deps.redis, deps.queues.get(prefix), { seller: replicaCheckKey(ns, sellerId), queue: `${prefix}:replica-check` });
   }
+  // a check answers without it when Redis fails it
+  if (dryRun && opts.lookUpEarlier && deps) alreadyUploaded = await uploadedBefore(deps.redis, namespaceOf(deps.config.queuePrefix), sellerId, uploadId).catch(() => false);
   const notSent = extraColumnsWarning(sheet.extraColumns, !opts.config.registrationAdapter);
   return {
     uploadId, sellerId, file: sheet.file, rows: sheet.rows, enqueued, alreadyUploaded,

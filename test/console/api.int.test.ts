@@ -65,6 +65,10 @@ describe('console API', () => {
     expect(real.body).toMatchObject({ sellerId: 'API2', rows: 7, enqueued: 7, alreadyUploaded: false, file: 'passwd.xlsx' });
     const again = JSON.parse((await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'API2', '--json'], s.stage.env)).stdout);
     expect(again).toMatchObject({ uploadId: real.body.uploadId, enqueued: 0, alreadyUploaded: true });
+    // a check of that file says it was uploaded before, for its seller only; the CLI's dry run reads no Redis
+    const checkAgain = await post(form(sheet('seller-c-7.xlsx'), 'c.xlsx', { seller: 'API2', dryRun: '1' }));
+    expect(checkAgain.body).toMatchObject({ uploadId: real.body.uploadId, dryRun: true, enqueued: 0, alreadyUploaded: true, valid: 7 });
+    expect((await post(form(sheet('seller-c-7.xlsx'), 'c.xlsx', { seller: 'API3', dryRun: '1' }))).body).toMatchObject({ dryRun: true, alreadyUploaded: false });
 
     const operatorWithoutSeller = await post(form(sheet('seller-c-7.xlsx'), 'x.xlsx'));
     expect(operatorWithoutSeller.status).toBe(422);

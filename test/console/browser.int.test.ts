@@ -68,7 +68,8 @@ describe('console in a browser', () => {
     expect(await page.locator('[data-test="upload"]').count()).toBe(0); // a check enqueues nothing
 
     // register a sheet of 13 rows, one of which the API refuses
-    await page.setInputFiles('[data-test="file"]', { name: 'my products.xlsx', mimeType: 'application/octet-stream', buffer: await sheetWithOneRefused('WEB1') });
+    const mine = { name: 'my products.xlsx', mimeType: 'application/octet-stream', buffer: await sheetWithOneRefused('WEB1') };
+    await page.setInputFiles('[data-test="file"]', mine);
     await page.click('[data-test="register"]');
     const card = page.locator('[data-test="upload"]');
     await card.waitFor();
@@ -79,6 +80,11 @@ describe('console in a browser', () => {
     expect(await card.getAttribute('data-registered')).toBe('12');
     expect(await card.getAttribute('data-failed')).toBe('1');
     expect(navigations).toBe(1);
+    // a check of the same sheet says it was uploaded before (the first check of another sheet did not)
+    await page.setInputFiles('[data-test="file"]', mine);
+    await page.click('[data-test="check"]');
+    await page.waitForSelector('[data-test="already-uploaded"]');
+    expect(await page.locator('[data-test="upload"]').count()).toBe(1);
 
     // the result workbook and the rows to fix
     const [report] = await Promise.all([page.waitForEvent('download'), card.locator('[data-test="report"]').click()]);

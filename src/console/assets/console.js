@@ -167,7 +167,7 @@ function setupForm(form) {
     const lines = [h('p', { 'data-test': 'summary', 'data-upload-id': s.uploadId, 'data-enqueued': s.enqueued },
       `${t.rowsRead} ${s.rows} · ${t.valid} ${valid} · ${t.invalid} ${invalidRows}`,
       dryRun ? '' : ` · ${t.enqueued} ${s.enqueued}`)];
-    if (s.alreadyUploaded) lines.push(h('p', { class: 'note' }, s.enqueued > 0 ? t.enqueuedAgain.replace('{n}', String(s.enqueued)) : t.alreadyUploaded));
+    if (s.alreadyUploaded) lines.push(h('p', { class: 'note', 'data-test': 'already-uploaded' }, dryRun ? t.checkedBefore : s.enqueued > 0 ? t.enqueuedAgain.replace('{n}', String(s.enqueued)) : t.alreadyUploaded));
     if (valid === 0) lines.push(h('p', { class: 'error' }, t.noneValid));
     else if (s.errors.length === 0 && dryRun) lines.push(h('p', { class: 'ok' }, t.allValid));
     for (const w of s.warnings || []) lines.push(h('p', { class: 'note' }, warningReason(w, lang, t.columns)));
