@@ -81,7 +81,7 @@ describe('steering in the console', () => {
     const ws2 = await newPage();
     await ws2.goto(`${s.sellerLink('WS2')}?lang=en`);
     await ws2.waitForSelector('[data-test="seller-paused"]:not([hidden])', { timeout: 10_000 });
-    expect(await ws2.locator('[data-test="seller-paused"]').textContent()).toBe('Registrations for this seller are paused (paused by the operator: maintenance window)');
+    expect(await ws2.locator('[data-test="seller-paused"]').textContent()).toBe('Registrations for this seller are on hold (paused by the operator: maintenance window)');
     await ws2.close();
     await page.screenshot({ path: join(dir, 'ops-paused.png'), fullPage: true });
     await page.locator('[data-test="seller"][data-seller-id="WS2"] [data-test="resume"]').click();
