@@ -231,6 +231,16 @@ export function createProcessor(deps: ProcessorDeps): Processor {
    */
   async function pauseForCredentials(job: Job<RegistrationJob>, token: string | undefined, why: string, fp: string): Promise<never> {
     const { sellerId } = job.data;
+    // the file may hold other credentials since this call left (the refusal is then the old ones'): this
+    // process may not have read it yet (it looks every few seconds). Paused here, the seller was resumed
+    // again at once by the processes that had, and told as paused and resumed once more for each such call
+    if (deps.credentials) {
+      deps.credentials.check();
+      if (deps.credentials.fingerprint(sellerId) !== fp) {
+        log.info({ sellerId }, 'the marketplace refused credentials the file no longer holds: the row goes again with the new ones');
+        return delay(job, token, 1);
+      }
+    }
     const pause: Pause = { reason: `credentials rejected: ${why}`, by: 'credentials', since: deps.now(), fp };
     const { pause: inForce, changed } = await pauseSeller(deps.redis, ns, sellerId, pause);
     deps.pauses?.note(sellerId, inForce);

@@ -177,6 +177,11 @@ describe('a marketplace with its own sign-in, through an adapter', () => {
     expect(resumeMs).toBeLessThanOrEqual(5000);
     await until('S1 registering again', async () => market.stats().sellers.S1!.registered > held.registered, 10_000);
     console.log(`S1 resumed ${resumeMs} ms after the credentials file changed; refused calls after the rotation: ${held.invalidTokenCalls}`);
+    // one pause and one resume, told once each: a call that left with the old secret and was refused
+    // after the file changed (its process had not read the file yet) does not pause the seller again
+    await new Promise((r) => setTimeout(r, 6000));
+    const told = pool.output().split('\n').filter((l) => l.includes('"sellerId":"S1"') && l.includes('"msg":"notification due"'));
+    expect(told.map((l) => /"type":"([a-z.]+)"/.exec(l)?.[1])).toEqual(['seller.paused', 'seller.resumed']);
   }, 120_000);
 
   it('follows a rule the marketplace lowers a window before enforcing it, and one it raises, with no 429', async () => {
