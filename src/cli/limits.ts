@@ -6,6 +6,7 @@ import { connectChecked, createRedis, type RedisClient } from '../redis.js';
 import { listLimits, migrateLimits, resetLimit, setLimit } from '../rate-limit/seller-limits.js';
 import { sellerKeysOf } from '../seller-home.js';
 import { bringDeferredForward, configuredRule, ruleRaised } from '../upload/deferral.js';
+import { formatWindow } from '../progress/eta.js';
 import { EXIT, UsageError } from './exit.js';
 
 /**
@@ -47,15 +48,15 @@ export async function limitsCommand(
     if (action === 'set') {
       const windowMs = args.windowMs ?? config.rateLimitWindowMs;
       await changeRule(redis, config, args.seller!, () => setLimit(redis, config, args.seller!, args.max!, windowMs));
-      process.stdout.write(`seller ${args.seller}: at most ${args.max} registrations per ${windowMs} ms (from its next permit on)\n`);
+      process.stdout.write(`seller ${args.seller}: at most ${args.max} registrations per ${formatWindow(windowMs)} (from its next permit on)\n`);
     } else if (action === 'reset') {
       const had = await changeRule(redis, config, args.seller!, () => resetLimit(redis, config, args.seller!));
-      process.stdout.write(had ? `seller ${args.seller}: back to the default rule (${config.rateLimitMax} per ${config.rateLimitWindowMs} ms)\n` : `seller ${args.seller} had no override; it uses the default rule\n`);
+      process.stdout.write(had ? `seller ${args.seller}: back to the default rule (${config.rateLimitMax} per ${formatWindow(config.rateLimitWindowMs)})\n` : `seller ${args.seller} had no override; it uses the default rule\n`);
     } else {
       const limits = await listLimits(redis, config);
       if (args.json) process.stdout.write(`${JSON.stringify({ default: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, sellers: limits })}\n`);
       else {
-        const lines = [`default: ${config.rateLimitMax} per ${config.rateLimitWindowMs} ms`, ...limits.map((l) => `${l.sellerId}: ${l.max} per ${l.windowMs} ms`)];
+        const lines = [`default: ${config.rateLimitMax} per ${formatWindow(config.rateLimitWindowMs)}`, ...limits.map((l) => `${l.sellerId}: ${l.max} per ${formatWindow(l.windowMs)}`)];
         process.stdout.write(`${lines.join('\n')}\n`);
       }
     }

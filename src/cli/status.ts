@@ -1,7 +1,7 @@
 /** `bulk-register status [--upload <id>] [--seller <id>] [--wait] [--json]` */
 import { safeText } from './exit.js';
 import type { Config } from '../config.js';
-import { formatDuration } from '../progress/eta.js';
+import { formatDuration, formatWindow } from '../progress/eta.js';
 import { noPool, readStatus, statusJson, type StatusReport } from '../progress/status.js';
 import { ReplyError } from 'ioredis';
 import { connectChecked, createRedis, RedisUnavailable } from '../redis.js';
@@ -124,7 +124,7 @@ export function formatStatus(report: StatusReport): string {
   for (const s of report.sellers) {
     const uploads = report.uploads.filter((x) => x.sellerId === s.sellerId);
     const next = s.nextPermitInMs > 0 ? `next permit in ${formatDuration(s.nextPermitInMs)}` : 'permit free now';
-    const rule = `${s.limit} per ${s.windowMs} ms${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
+    const rule = `${s.limit} per ${formatWindow(s.windowMs)}${s.ruleSource === 'api' ? ' as the marketplace announced' : s.ruleSource === 'override' ? ' set by the operator' : ''}`;
     if (s.paused) {
       const by = s.paused.by === 'credentials' ? 'paused' : 'paused by the operator';
       lines.push(`seller ${s.sellerId}  (${rule}; ${by}: ${safeText(s.paused.reason)}; ETA unknown until resumed)`);

@@ -20,6 +20,16 @@ export function formatDuration(ms: number): string {
   return `${s}s`;
 }
 
+/**
+ * A rule's window as an operator wrote it, short: 60000 -> "1m", 10000 -> "10s",
+ * 1500 -> "1500ms" (the console's console.js says it the same way).
+ */
+export function formatWindow(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
 /** Whether going from `done - 1` to `done` of `total` crosses a 10 % step (or finishes). */
 export function crossesDecile(done: number, total: number): boolean {
   if (total <= 0 || done <= 0) return false;

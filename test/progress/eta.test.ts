@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crossesDecile, etaMs, formatDuration, paceOf, waitingForPermit } from '../../src/progress/eta.js';
+import { crossesDecile, etaMs, formatDuration, formatWindow, paceOf, waitingForPermit } from '../../src/progress/eta.js';
 import { backoffWithJitter } from '../../src/worker/processor.js';
 
 describe('eta', () => {
@@ -12,6 +12,14 @@ describe('eta', () => {
     expect(formatDuration(242_000)).toBe('4m 2s');
     expect(formatDuration(900)).toBe('1s');
     expect(formatDuration(3_720_000)).toBe('1h 2m');
+  });
+  it('formats a rule\'s window as written, not rounded', () => {
+    expect(formatWindow(60_000)).toBe('1m');
+    expect(formatWindow(120_000)).toBe('2m');
+    expect(formatWindow(90_000)).toBe('90s');
+    expect(formatWindow(10_000)).toBe('10s');
+    expect(formatWindow(1500)).toBe('1500ms');
+    expect(formatWindow(600)).toBe('600ms');
   });
   it('fires once per 10 % step', () => {
     const steps = Array.from({ length: 497 }, (_, i) => i + 1).filter((d) => crossesDecile(d, 497));

@@ -100,6 +100,13 @@ function duration(ms) {
   return `${ss}s`;
 }
 
+// a rule's window as written: 60000 -> "1m", 10000 -> "10s", 1500 -> "1500ms" (not "1m 0s", "2s")
+function ruleWindow(ms) {
+  if (ms >= 60000 && ms % 60000 === 0) return `${ms / 60000}m`;
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
 // ---- the upload form ----------------------------------------------------
 
 function setupForm(form) {
@@ -279,7 +286,7 @@ function sellerSection(s, uploads, apiDown, idle) {
   },
     h('header', {},
       h('strong', {}, s.sellerId),
-      h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${duration(s.windowMs)} (${t.rate}; ${t[`ruleFrom_${s.ruleSource || 'config'}`]})`),
+      h('span', { class: 'rate', 'data-test': 'rate' }, `${s.recentSends} / ${s.limit} ${t.per} ${ruleWindow(s.windowMs)} (${t.rate}; ${t[`ruleFrom_${s.ruleSource || 'config'}`]})`),
       s.throttled && !apiDown ? h('span', { class: 'badge throttled' }, t.state_throttled) : '',
       s.paused ? h('span', { class: 'badge paused', 'data-test': 'paused' }, `${t[`pausedBy_${s.paused.by}`]}: ${s.paused.reason}`) : '',
       s.paused
