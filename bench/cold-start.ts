@@ -71,8 +71,9 @@ try {
     const byRun = Array.from({ length: RUNS }, (_, i) => {
       const rowsPerSec = round(median(rounds.map((runs) => runs[i]!.rowsPerSec)), 1);
       const cpu = round(median(rounds.map((runs) => runs[i]!.cpuUsPerRow)), 0);
-      const ratios = rounds.map((runs, k) => runs[i]!.rowsPerSec / bare[k]![i]!.rowsPerSec);
-      const ratio = name === 'bare' || bare.length === 0 ? '' : `, ÷ bare ${median(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(3)).join(', ')})`;
+      // with COLD_ONLY=default there is no bare pool to divide by
+      const ratios = bare.length === 0 ? [] : rounds.map((runs, k) => runs[i]!.rowsPerSec / bare[k]![i]!.rowsPerSec);
+      const ratio = name === 'bare' || ratios.length === 0 ? '' : `, ÷ bare ${median(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(3)).join(', ')})`;
       return `run ${i + 1}: ${rowsPerSec} rows/s, ${cpu} µs CPU a row${ratio}`;
     });
     say(`${name} (medians of ${rounds.length} pools, run by run): ${byRun.join('; ')}`);
