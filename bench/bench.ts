@@ -18,6 +18,11 @@
  * BENCH_CAPACITY_PEERS (capacity), BENCH_DEBUG (window timings, Redis detail), and
  * BENCH_POOL_LOG (the pool's LOG_LEVEL; default error); BENCH_WORKER_PROF=<dir> writes
  * a V8 CPU profile of each worker process there when the pool stops.
+ * BENCH_ON_CLUSTER=1 runs the one pool's scenarios (single-500, three-sellers,
+ * single-2000, many-sellers) on a private 3-master Redis Cluster instead, QUEUE_SHARDS
+ * at its cluster default unless set: a seller's span where its keys and its queue lie
+ * on one master of several. Its figures are printed, not written (they are not the
+ * single Redis's the tables give).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,6 +36,7 @@ import type { LimiterKind } from './alt-limiters.js';
 import { capacitySequence } from './scenarios/capacity-sequence.js';
 import { measuredBlock, withMeasured } from './readme-table.js';
 import { clusterSequence } from './scenarios/cluster.js';
+import { startCluster } from '../src/dev/redis-cluster.js';
 import { manySellers, throughputSequence } from './scenarios/many-sellers.js';
 import { CAPACITY, RAMP_PLOT_MS } from './scenarios/capacity.js';
 import { consoleScenario, type ConsoleResult } from './scenarios/console.js';
@@ -344,14 +350,19 @@ Notes on reading the table:
 `;
 }
 
+/** BENCH_ON_CLUSTER=1: the pool's scenarios on a cluster of their own (see the top). */
+const ON_CLUSTER = process.env.BENCH_ON_CLUSTER === '1';
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const redisServer = await startRedisServer();
+  const cluster = ON_CLUSTER ? await startCluster() : undefined;
   // a request is timed 2-20 ms after it leaves (the path) and answered 2-20 ms after that,
   // as a real API behind a network times it
   const api = new MockRegistrationApi({ limit: RULE.limit, windowMs: RULE.windowMs, pathLatencyMs: { min: 2, max: 20 }, latencyMs: { min: 2, max: 20 } });
   const apiPort = await api.listen(await freePort());
-  const bench = new Bench(api, redisServer.url, `http://127.0.0.1:${apiPort}`);
+  const bench = new Bench(api, redisServer.url, `http://127.0.0.1:${apiPort}`, cluster ? { REDIS_CLUSTER_NODES: cluster.seeds } : {});
+  if (cluster) say(`bench: the pool's scenarios on a 3-master cluster (${cluster.seeds}), QUEUE_SHARDS ${process.env.QUEUE_SHARDS ?? 'at its cluster default'}`);
   const results: ScenarioResult[] = [];
   const chart: Array<{ name: string; times: number[]; color: string }> = [];
   let throughputNote = '';
@@ -446,7 +457,7 @@ async function main(): Promise<void> {
       throughputNote: throughputNote || (previous?.throughputNote ?? ''),
       ...(previous ? { lastPartialRun: { scenarios: SCENARIOS, elapsedS } } : {}),
     };
-    if (process.env.BENCH_NO_WRITE) return void say('bench: BENCH_NO_WRITE: results.json and RESULTS.md left as they were');
+    if (process.env.BENCH_NO_WRITE || cluster) return void say(`bench: ${cluster ? 'on a cluster' : 'BENCH_NO_WRITE'}: results.json and RESULTS.md left as they were`);
     writeFileSync(resultsPath, `${JSON.stringify(out, null, 2)}\n`);
     if (chart.length > 0) writeFileSync(join(BENCH_DIR, 'registrations.svg'), chartSvg(chart));
     // the ramp of a backlog released at once (a run of its own each), else the run's own
@@ -466,6 +477,7 @@ async function main(): Promise<void> {
     say(`bench: wrote bench/results.json, bench/RESULTS.md, bench/registrations.svg${SCENARIOS ? '' : ', README.md\'s table'} in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
   } finally {
     await api.close();
+    await cluster?.stop();
     await redisServer.stop();
   }
 }
