@@ -10,7 +10,10 @@
 // - a row registered here is registered at the API, and one registered at the API is
 //   registered here, or cancelled with a reason that says the marketplace may have it;
 // - every failed row failed for its category (the API refuses C0139), none for an outage;
-// - no stack trace in the pool's output.
+// - no stack trace in the pool's output;
+// - every notification verifies with UPLOAD_WEBHOOK_SECRET, every upload is told finished or
+//   cancelled, and a seller is told paused for refused credentials again only after something
+//   changed in between (its secret rotated, or an operator resumed it): no pause told over and over.
 //   node scripts/chaos-trial.mjs [SEED ...]     (CHAOS_DURATION_S, default 60; `npm run build` first)
 // CHAOS_MARKETPLACE=1: against the marketplace stand-in through examples/marketplace-adapter.mjs
 // instead, with its sign-in: secrets rotated (the credentials file updated after a while, or only
@@ -19,6 +22,9 @@
 // Each seed starts its own redis-server, mock API and pool of 6 processes. Exit 1 when a
 // seed finds a problem.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,11 +76,31 @@ async function trial(seed) {
     });
   const port = await api.listen(0);
   if (MARKETPLACE) writeCredentials();
+  // the pool's notifications: verified as a receiver verifies them, each kept once (by webhook-id)
+  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const notified = new Map();
+  const unverified = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      try {
+        notified.set(req.headers['webhook-id'], new Webhook(webhookSecret).verify(body, req.headers));
+      } catch (err) {
+        unverified.push(err.message);
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  // what may make a seller's credentials pause come back: a rotation of its secret, an operator's resume ('*': all)
+  const changes = [];
   const env = {
     PATH: process.env.PATH, HOME: process.env.HOME, LOG_PRETTY: '0', LOG_LEVEL: 'info', METRICS_PORT: '0',
     REDIS_URL: redisServer.url, REGISTRATION_API_URL: `http://127.0.0.1:${port}`, QUEUE_PREFIX: '{chaos}',
     RATE_LIMIT_MAX: String(RULE.max), RATE_LIMIT_WINDOW_MS: String(RULE.windowMs), RATE_LIMIT_GUARD_MS: '100',
     API_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '3000', LOCK_DURATION_MS: '3000',
+    UPLOAD_WEBHOOK_URL: `http://127.0.0.1:${receiver.address().port}/hook`, UPLOAD_WEBHOOK_SECRET: webhookSecret,
     ...(MARKETPLACE ? { REGISTRATION_ADAPTER: join(PACKAGE_ROOT, 'examples', 'marketplace-adapter.mjs'), SELLER_CREDENTIALS_FILE: credentialsFile } : {}),
   };
   const outputs = [];
@@ -126,10 +152,12 @@ async function trial(seed) {
         say(`pause ${seller} -> ${(await cli(['pause', '--seller', seller, '--reason', 'trial'])).code}`);
       } else if (r < 0.68) {
         const seller = pick(sellers);
+        changes.push({ seller, at: Date.now() });
         say(`resume ${seller} -> ${(await cli(['resume', '--seller', seller])).code}`);
       } else if (r < 0.72) {
         say(`pause --all -> ${(await cli(['pause', '--all'])).code}`);
       } else if (r < 0.78) {
+        changes.push({ seller: '*', at: Date.now() });
         say(`resume --all -> ${(await cli(['resume', '--all'])).code}`);
       } else if (r < 0.83) {
         // at most the API's own rule: an override above it is the operator's 429s, not the pool's
@@ -164,6 +192,7 @@ async function trial(seed) {
           const secret = `sec-${seller}-${(seed * 7919).toString(16)}-${secrets.size}`;
           secrets.add(secret);
           api.rotateSecret(seller, secret);
+          changes.push({ seller, at: Date.now() });
           clients[seller] = { ...clients[seller], clientSecret: secret };
           // the operator puts the new secret in the file a while later, or only at the end
           if (random() < 0.7) {
@@ -197,6 +226,7 @@ async function trial(seed) {
 
     if (MARKETPLACE) writeCredentials();
     for (const seller of sellers) await cli(['limits', 'reset', seller]);
+    changes.push({ seller: '*', at: Date.now() });
     await cli(['resume', '--all']);
     const waited = await Promise.race([cli(['status', '--wait', '--json']), sleep(300_000).then(() => undefined)]);
     if (!waited) problems.push('status --wait did not return within 5 minutes');
@@ -236,8 +266,24 @@ async function trial(seed) {
         if ([...secrets].some((secret) => all.includes(secret))) problems.push('a secret in the output');
         if (api.issuedTokens().some((token) => all.includes(token))) problems.push('a token in the output');
       }
+      // the notifications: every upload told (they leave the pool within a few seconds of the end)
+      const told = (id) => [...notified.values()].some((e) => e.type.startsWith('upload.') && e.data.upload.uploadId === id);
+      for (let i = 0; i < 20 && !status.uploads.every((u) => told(u.uploadId)); i++) await sleep(500);
+      for (const upload of status.uploads) if (!told(upload.uploadId)) problems.push(`upload ${upload.uploadId} never told finished or cancelled`);
+      if (unverified.length > 0) problems.push(`${unverified.length} notifications that do not verify (${unverified[0]})`);
+      // a credentials pause told again with nothing changed between the two: a pause told over and over
+      const credentialPauses = [...notified.values()].filter((e) => e.type === 'seller.paused' && e.data.seller.paused?.by === 'credentials')
+        .map((e) => ({ seller: e.data.seller.sellerId, since: e.data.seller.paused.since })).sort((a, b) => a.since - b.since);
+      for (const seller of sellers) {
+        const times = credentialPauses.filter((p) => p.seller === seller).map((p) => p.since);
+        for (let i = 1; i < times.length; i++) {
+          const changed = changes.some((c) => (c.seller === seller || c.seller === '*') && c.at > times[i - 1] - 50 && c.at < times[i] + 50);
+          if (!changed) problems.push(`${seller} told paused for its credentials again ${times[i] - times[i - 1]} ms later with nothing changed`);
+        }
+      }
+      const pauseEvents = [...notified.values()].filter((e) => e.type.startsWith('seller.')).length;
       const cancelled = status.uploads.reduce((n, u) => n + (u.cancelled ?? 0), 0);
-      console.log(`seed ${seed}: ${status.uploads.length} uploads, ${status.uploads.reduce((n, u) => n + u.total, 0)} rows: ${registered} registered, ${cancelled} cancelled (${mayHave} of them registered at the API, said so); API ${totals.requests} requests, ${totals.replays} replays, ${totals.tooMany} × 429`);
+      console.log(`seed ${seed}: ${status.uploads.length} uploads, ${status.uploads.reduce((n, u) => n + u.total, 0)} rows: ${registered} registered, ${cancelled} cancelled (${mayHave} of them registered at the API, said so); API ${totals.requests} requests, ${totals.replays} replays, ${totals.tooMany} × 429; ${notified.size} notifications (${pauseEvents} of pauses and resumes, ${credentialPauses.length} credentials pauses)`);
     } finally {
       redis.disconnect();
     }
@@ -249,6 +295,7 @@ async function trial(seed) {
     }
     pool.kill('SIGKILL');
     await api.close();
+    receiver.close();
     await redisServer.stop();
     rmSync(dir, { recursive: true, force: true });
   }
