@@ -270,6 +270,7 @@ async function trial(seed) {
       const told = (id) => [...notified.values()].some((e) => e.type.startsWith('upload.') && e.data.upload.uploadId === id);
       for (let i = 0; i < 20 && !status.uploads.every((u) => told(u.uploadId)); i++) await sleep(500);
       for (const upload of status.uploads) if (!told(upload.uploadId)) problems.push(`upload ${upload.uploadId} never told finished or cancelled`);
+      if ((poolOutput + outputs.join('')).includes(webhookSecret.slice('whsec_'.length))) problems.push('the notifications\' secret in the output');
       if (unverified.length > 0) problems.push(`${unverified.length} notifications that do not verify (${unverified[0]})`);
       // a credentials pause told again with nothing changed between the two: a pause told over and over
       const credentialPauses = [...notified.values()].filter((e) => e.type === 'seller.paused' && e.data.seller.paused?.by === 'credentials')
