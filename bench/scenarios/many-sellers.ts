@@ -39,7 +39,15 @@ export async function manySellers(
   for (let i = 0; i < sellers.length; i += 50) {
     await Promise.all(sellers.slice(i, i + 50).map((s) => enqueueUpload({ redis, queues, config, now: Date.now }, s, sheetOf(s, 5))));
   }
-  if (process.env.BENCH_DEBUG) say(`    enqueued ${count} uploads in ${Date.now() - started} ms`);
+  if (process.env.BENCH_DEBUG) {
+    // whether the pool kept pace with the producer: on a cluster's shards it does, and the
+    // run's time is the enqueue's, slowed by the workers' CPU (one queue: 0.5 s, 300 rows
+    // registered by then; 6 shards: 2-3 s, 2,200-2,400)
+    const stats = sellers.map((s) => bench.api.sellerStats(s));
+    const registered = stats.reduce((n, s) => n + (s?.registered ?? 0), 0);
+    const first = Math.min(...stats.flatMap((s) => s?.times ?? []));
+    say(`    enqueued ${count} uploads in ${Date.now() - started} ms; ${registered} rows registered by then, the first ${Number.isFinite(first) ? `${first - started} ms` : 'not yet'} after the first upload`);
+  }
   await bench.waitRegistered(Object.fromEntries(sellers.map((s) => [s, 5])));
   const cpu = { workers: (cpuMs(bench.workerPids) - cpu0.workers) / (count * 5), redis: (cpuMs(bench.redisPids) - cpu0.redis) / (count * 5) };
   const mine = sellers.map((s) => bench.api.sellerStats(s)!);
