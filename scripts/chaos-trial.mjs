@@ -23,8 +23,6 @@
 // seed finds a problem.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import { Webhook } from 'standardwebhooks';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +36,7 @@ import { readReportRows } from '../dist/src/report/upload-report.js';
 import { defineCommands } from '../dist/src/redis.js';
 import { startRedisServer } from '../dist/src/dev/redis-server.js';
 import { PACKAGE_ROOT } from '../dist/src/paths.js';
+import { listenLocal, verifyingReceiver } from '../dist/src/steering/webhook-receiver.js';
 
 const BIN = join(PACKAGE_ROOT, 'bin', 'bulk-register.js');
 
@@ -80,19 +79,12 @@ async function trial(seed) {
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   const notified = new Map();
   const unverified = [];
-  const receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      try {
-        notified.set(req.headers['webhook-id'], new Webhook(webhookSecret).verify(body, req.headers));
-      } catch (err) {
-        unverified.push(err.message);
-      }
-      res.writeHead(204).end();
-    });
+  const receiver = verifyingReceiver(webhookSecret, ({ id, verified, event, problem }) => {
+    if (verified) notified.set(id, event);
+    else unverified.push(problem);
+    return 204;
   });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  await listenLocal(receiver, 0);
   // what may make a seller's credentials pause come back: a rotation of its secret, an operator's resume ('*': all)
   const changes = [];
   const env = {

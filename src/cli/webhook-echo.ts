@@ -4,35 +4,23 @@
  * receiver would), answers 204 (401 when the signature is wrong), and prints one
  * JSON line per event: { webhookId, verified, type, timestamp, data }.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { ConfigError, type Config } from '../config.js';
+import { listenLocal, verifyingReceiver } from '../steering/webhook-receiver.js';
 import { checkWebhookConfig } from '../steering/webhooks.js';
-import { EXIT } from './exit.js';
+import { CannotStart, EXIT } from './exit.js';
 
 export async function webhookEchoCommand(port: number, config: Config): Promise<number> {
   if (!config.webhookSecret) throw new ConfigError('UPLOAD_WEBHOOK_SECRET is missing: webhook-echo verifies with the same secret the pool signs with (whsec_<base64 key>).');
   checkWebhookConfig({ ...config, webhookUrl: config.webhookUrl ?? 'http://127.0.0.1/' });
-  const verifier = new Webhook(config.webhookSecret);
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let event: unknown;
-      let verified = true;
-      try {
-        event = verifier.verify(body, req.headers as Record<string, string>);
-      } catch {
-        verified = false;
-      }
-      process.stdout.write(`${JSON.stringify({ webhookId: req.headers['webhook-id'] ?? null, verified, ...(verified ? (event as object) : {}) })}\n`);
-      res.writeHead(verified ? 204 : 401).end();
-    });
+  const server = verifyingReceiver(config.webhookSecret, ({ id, verified, event }) => {
+    process.stdout.write(`${JSON.stringify({ webhookId: id, verified, ...event })}\n`);
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-  process.stderr.write(`webhook-echo listening on http://127.0.0.1:${(server.address() as AddressInfo).port}/ (set UPLOAD_WEBHOOK_URL to it)\n`);
+  const listening = await listenLocal(server, port).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') throw new CannotStart(`port ${port} on 127.0.0.1 is taken: pick a free one with --port.`);
+    if (err.code === 'EACCES') throw new CannotStart(`webhook-echo cannot listen on 127.0.0.1:${port} (EACCES): pick a port above 1023 with --port.`);
+    throw err;
+  });
+  process.stderr.write(`webhook-echo listening on http://127.0.0.1:${listening}/ (set UPLOAD_WEBHOOK_URL to it)\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

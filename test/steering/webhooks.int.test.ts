@@ -7,16 +7,15 @@
  * upload.finished id per upload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { freePort } from '../helpers/redis-server.js';
 import { runCli, type Running } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { until } from '../helpers/until.js';
+import { listenLocal, verifyingReceiver } from '../../src/steering/webhook-receiver.js';
 
 const SECRET = `whsec_${Buffer.from('bulk-register test webhook key 0123456789').toString('base64')}`;
 const dir = mkdtempSync(join(tmpdir(), 'br-webhooks-'));
@@ -28,34 +27,20 @@ interface Received { id: string; status: number; verified: boolean; body: { type
 /** A receiver that verifies each request; the first `failFirst` answers are 500. */
 function startReceiver(failFirst: number) {
   const got: Received[] = [];
-  const verifier = new Webhook(SECRET);
   let failed = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let verified = false;
-      try {
-        verifier.verify(body, req.headers as Record<string, string>);
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      const status = failed < failFirst ? 500 : 204;
-      if (status === 500) failed++;
-      got.push({ id: String(req.headers['webhook-id']), status, verified, body: JSON.parse(body) });
-      res.writeHead(status).end();
-    });
+  const server = verifyingReceiver(SECRET, ({ id, verified, event }) => {
+    const status = failed < failFirst ? 500 : 204;
+    if (status === 500) failed++;
+    got.push({ id: String(id), status, verified, body: event ?? { type: 'not verified', timestamp: '', data: {} } });
+    return status;
   });
   return {
     got,
     delivered: () => got.filter((g) => g.status === 204),
-    listen: () => new Promise<void>((r) => server.listen(receiverPort, '127.0.0.1', () => r())),
+    listen: () => listenLocal(server, receiverPort),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
-
 
 async function upload(seller: string, rows: number): Promise<string> {
   const file = join(dir, `${seller}-${rows}.xlsx`);
