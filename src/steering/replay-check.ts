@@ -10,7 +10,8 @@
  *
  * Rare and light: at most one replay in the pool per REPLAY_EVERY_MS, only for a row at its
  * last attempt with nothing answered since it began failing, of a seller that may send now
- * (its rule is kept even were the replay counted).
+ * (its rule is kept even were the replay counted). A row refused one because another row's
+ * went in that time is judged by that one's answer (noted in `api-answered`) on its next call.
  */
 import type { Job } from 'bullmq';
 import { rowMember } from '../keys.js';
@@ -66,23 +67,28 @@ async function registeredRow(redis: RedisClient, job: Job<RegistrationJob>): Pro
 }
 
 /**
- * Replays a registered row, when the pool has not done so in the last REPLAY_EVERY_MS.
- * @returns true when the API answered it (noted in `api-answered` at that moment, Redis's
- *   clock, for every process's failingVerdict); false when it did not, or no replay was sent
+ * What sending a registered row again told: `answered`, the API answered it (noted in
+ * `api-answered` at that moment, Redis's clock, for every process's failingVerdict);
+ * `unanswered`, it got no usable answer, or none could be sent (no registered row at hand,
+ * its seller paused, without room or without a token); `another`, another row's went in the
+ * last REPLAY_EVERY_MS, and may still be out: its answer judges this row on its next call.
  */
-export async function replayAnswered(deps: ReplayDeps, job: Job<RegistrationJob>): Promise<boolean> {
+export type Replay = 'answered' | 'unanswered' | 'another';
+
+/** Replays a registered row, when the pool has not done so in the last REPLAY_EVERY_MS. */
+export async function replayRegistered(deps: ReplayDeps, job: Job<RegistrationJob>): Promise<Replay> {
   const { redis, ns } = deps;
-  if ((await redis.set(apiReplayKey(ns), '1', 'PX', REPLAY_EVERY_MS, 'NX')) !== 'OK') return false;
+  if ((await redis.set(apiReplayKey(ns), '1', 'PX', REPLAY_EVERY_MS, 'NX')) !== 'OK') return 'another';
   const known = await registeredRow(redis, job);
-  if (!known || deps.paused(known.sellerId)) return false;
+  if (!known || deps.paused(known.sellerId)) return 'unanswered';
   const { sellerId, uploadId, row, product } = known;
   // only a seller with room for a row now: were the marketplace to count the replay, it
   // still keeps the rule
-  if ((await deps.limiter.peek(sellerId)).nextPermitInMs > 0) return false;
+  if ((await deps.limiter.peek(sellerId)).nextPermitInMs > 0) return 'unanswered';
   let token: string | undefined;
   if (deps.tokens) {
     const t = await deps.tokens.get(sellerId);
-    if (!('token' in t)) return false;
+    if (!('token' in t)) return 'unanswered';
     token = t.token;
   }
   const outcome = await deps.api
@@ -94,8 +100,8 @@ export async function replayAnswered(deps: ReplayDeps, job: Job<RegistrationJob>
   const answered = usableAnswer(outcome) === true && outcome.kind !== 'throttled';
   deps.log.info({ sellerId: job.data.sellerId, uploadId: job.data.uploadId, row: job.data.row, replayed: { sellerId, uploadId, row }, answered },
     answered ? 'a registered row sent again was answered: the API refuses this row, it is no outage' : 'a registered row sent again got no answer either: held as in an outage');
-  if (!answered) return false;
+  if (!answered) return 'unanswered';
   const at = redisTimeMs(await redis.time());
   await markApiAnswered(redis, ns, at, at);
-  return true;
+  return 'answered';
 }

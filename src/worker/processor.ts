@@ -36,7 +36,7 @@ import { cancelDetailOf } from '../steering/cancel.js';
 import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer, type FailingVerdict } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
-import { replayAnswered, type ReplayDeps } from '../steering/replay-check.js';
+import { replayRegistered, type Replay, type ReplayDeps } from '../steering/replay-check.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
@@ -302,13 +302,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
       streak.reset();
       noteAnswered(at);
-      if (deps.pauses.apiDown()) {
-        deps.pauses.noteApi(undefined);
-        if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
-          log.info('the registration API answers again: the pool resumes sending');
-          deps.onApiBack?.();
-        }
-      }
+      if (deps.pauses.apiDown()) await apiAnswers(now);
       return { down: false };
     }
     void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
@@ -320,6 +314,19 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (!streak.note(false, now, row)) return { down: false, verdict };
     await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
     return { down: true, verdict };
+  }
+
+  /**
+   * The API answered (a row, or a registered row sent again): this process's streak ends,
+   * and the breaker closes when open.
+   */
+  async function apiAnswers(now: number): Promise<void> {
+    streak.reset();
+    deps.pauses?.noteApi(undefined);
+    if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
+      log.info('the registration API answers again: the pool resumes sending');
+      deps.onApiBack?.();
+    }
   }
 
   /** Opens the breaker for the pool (`why`: what the log line says of it). */
@@ -460,6 +467,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
+      // a probe the API refuses, while it answers (rows it fails, the last ones left): a
+      // registered row sent again tells, and closes the breaker. Without it, such rows probed
+      // for ever, and the pool held every row behind them
+      if (probe && (await replayRegistered(replays, job).catch((): Replay => 'unanswered')) === 'answered') await apiAnswers(deps.now());
       return hold(job, token, OUTAGE, true);
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
@@ -525,10 +536,22 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // calls), and an outage fails no row: held, no attempt used
       let verdict = !outcome.answered && deps.pauses ? noted?.verdict ?? 'answered' : 'answered';
       // failing again with nothing to judge it by: a registered row sent again tells (replay-check.ts)
-      if (verdict !== 'answered' && job.data.failingSince !== undefined && (await replayAnswered(replays, job).catch(() => false))) verdict = 'answered';
+      const replay = verdict !== 'answered' && job.data.failingSince !== undefined
+        ? await replayRegistered(replays, job).catch((): Replay => 'unanswered') : undefined;
+      if (replay === 'answered') {
+        verdict = 'answered';
+        await apiAnswers(deps.now());
+      }
       if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
         await noteFailing(job, permit.redisNow);
+        if (replay === 'another') {
+          // another row's replay is out (two rows failing together): its answer judges this one
+          // on its next call. Taken for an outage's row here, it opened the breaker, and with no
+          // other row to answer a probe it was held for good
+          log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and a registered row sent again for another row is to tell: held until then, no attempt used');
+          return hold(job, token, OUTAGE, true);
+        }
         log.warn({ sellerId, uploadId, row, reason: outcome.reason }, 'no usable answer, and nothing tells this row from an outage: held as in one, no attempt used');
         // failing again with no other row answered since it left: the API counts as unavailable,
         // so that status, both console pages and the metric say why the row waits. The row goes
