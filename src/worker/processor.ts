@@ -302,7 +302,13 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
       streak.reset();
       noteAnswered(at);
-      if (deps.pauses.apiDown()) await apiAnswers(now);
+      if (deps.pauses.apiDown()) {
+        deps.pauses.noteApi(undefined);
+        if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
+          log.info('the registration API answers again: the pool resumes sending');
+          deps.onApiBack?.();
+        }
+      }
       return { down: false };
     }
     void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
@@ -314,19 +320,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (!streak.note(false, now, row)) return { down: false, verdict };
     await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
     return { down: true, verdict };
-  }
-
-  /**
-   * The API answered (a row, or a registered row sent again): this process's streak ends,
-   * and the breaker closes when open.
-   */
-  async function apiAnswers(now: number): Promise<void> {
-    streak.reset();
-    deps.pauses?.noteApi(undefined);
-    if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
-      log.info('the registration API answers again: the pool resumes sending');
-      deps.onApiBack?.();
-    }
   }
 
   /** Opens the breaker for the pool (`why`: what the log line says of it). */
@@ -467,10 +460,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
       await noteFailing(job, permit.redisNow);
-      // a probe the API refuses, while it answers (rows it fails, the last ones left): a
-      // registered row sent again tells, and closes the breaker. Without it, such rows probed
-      // for ever, and the pool held every row behind them
-      if (probe && (await replayRegistered(replays, job).catch((): Replay => 'unanswered')) === 'answered') await apiAnswers(deps.now());
       return hold(job, token, OUTAGE, true);
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
@@ -540,7 +529,8 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         ? await replayRegistered(replays, job).catch((): Replay => 'unanswered') : undefined;
       if (replay === 'answered') {
         verdict = 'answered';
-        await apiAnswers(deps.now());
+        // an answer, as any other is: this process's count of calls without one starts again
+        streak.reset();
       }
       if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);

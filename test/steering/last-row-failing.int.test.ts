@@ -9,8 +9,7 @@
  * failing alone, with no other row answered after it left and none ever registered: the
  * pool cannot tell it from an outage, holds it and says the API is unavailable, until
  * another row is answered; once rows were registered, one of them sent again tells,
- * also for two rows failing together, of which only one may be sent again, and for rows
- * whose failures opened the breaker (their probe sends one again).
+ * also for two rows failing together, of which only one may be sent again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -112,20 +111,4 @@ describe('a sheet\'s last row the API keeps failing', () => {
     expect(pool.output()).not.toMatch(/the registration API is unavailable/);
     await pool.stop('SIGTERM');
   }, 300_000);
-
-  it('five rows failing together with nothing else sent: the breaker they open is closed by a registered row sent again, and all five end failed', async () => {
-    // five rows without an answer, nothing else answered: the breaker opens (as in an outage's
-    // first moment). Their probes got no answer either, and were held for good: the sheet never
-    // ended, and the pool held every other seller's rows behind them
-    const pool = stage.pool(1, { MAX_ATTEMPTS: '2' });
-    await pool.waitFor(/worker process ready/);
-    expect((await finished(await upload('FIVE0', sampleProducts('FIVE0', 1)), 30_000)).uploads[0]).toMatchObject({ registered: 1 });
-    const five = sampleProducts('FIVE', 5).map((p) => ({ ...p, category: 'C0999' }));
-    const done = await finished(await upload('FIVE', five), 60_000);
-    expect(done.uploads[0]).toMatchObject({ registered: 0, failed: 5, pending: 0 });
-    expect(done.api.available).toBe(true);
-    expect(pool.output()).toMatch(/the registration API is unavailable/);
-    expect(pool.output()).toMatch(/the registration API answers again/);
-    await pool.stop('SIGTERM');
-  }, 120_000);
 });
