@@ -23,6 +23,18 @@ export class CannotStart extends Error {
   override readonly name = 'CannotStart';
 }
 
+/**
+ * What a command says when it cannot listen on `host:port` (`what`: the server it starts;
+ * `otherwise`: what to change besides the port): a port taken, or one it may not use.
+ * Any other error is returned as it is.
+ */
+export function cannotListen(err: unknown, what: string, host: string, port: number, otherwise = ''): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new CannotStart(`port ${port} on ${host} is taken: pick a free one with --port.`);
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') return new CannotStart(`the ${what} cannot listen on ${host}:${port} (${code}): pick another port with --port${otherwise}.`);
+  return err;
+}
+
 /** Writes the one sentence for `err` on stderr and returns the exit code it calls for. */
 export function explain(err: unknown): number {
   if (err instanceof UsageError) {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { CannotStart } from './exit.js';
+import { cannotListen } from './exit.js';
 import { MockRegistrationApi, parseLatency, parseLimits } from '../mock-api/server.js';
 import { MockMarketplace, type MarketplaceClient } from '../mock-api/marketplace.js';
 
@@ -88,10 +88,7 @@ export async function mockApiCommand(port: number, config: Config, log: Logger, 
   try {
     bound = await api.listen(port, host);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CannotStart(`port ${port} on ${host} is taken: pick a free one with --port.`);
-    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CannotStart(`the ${what} cannot listen on ${host}:${port} (${code}): pick another port with --port, or another MOCK_API_HOST.`);
-    throw err;
+    throw cannotListen(err, what, host, port, ', or another MOCK_API_HOST');
   }
   log.info({ port: bound, limit: config.rateLimitMax, windowMs: config.rateLimitWindowMs }, `${what} listening`);
   await new Promise<void>((resolve) => {

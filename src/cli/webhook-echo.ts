@@ -7,7 +7,7 @@
 import { ConfigError, type Config } from '../config.js';
 import { listenLocal, verifyingReceiver } from '../steering/webhook-receiver.js';
 import { checkWebhookConfig } from '../steering/webhooks.js';
-import { CannotStart, EXIT } from './exit.js';
+import { EXIT, cannotListen } from './exit.js';
 
 export async function webhookEchoCommand(port: number, config: Config): Promise<number> {
   if (!config.webhookSecret) throw new ConfigError('UPLOAD_WEBHOOK_SECRET is missing: webhook-echo verifies with the same secret the pool signs with (whsec_<base64 key>).');
@@ -15,10 +15,8 @@ export async function webhookEchoCommand(port: number, config: Config): Promise<
   const server = verifyingReceiver(config.webhookSecret, ({ id, verified, event }) => {
     process.stdout.write(`${JSON.stringify({ webhookId: id, verified, ...event })}\n`);
   });
-  const listening = await listenLocal(server, port).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EADDRINUSE') throw new CannotStart(`port ${port} on 127.0.0.1 is taken: pick a free one with --port.`);
-    if (err.code === 'EACCES') throw new CannotStart(`webhook-echo cannot listen on 127.0.0.1:${port} (EACCES): pick a port above 1023 with --port.`);
-    throw err;
+  const listening = await listenLocal(server, port).catch((err: unknown) => {
+    throw cannotListen(err, 'webhook receiver', '127.0.0.1', port);
   });
   process.stderr.write(`webhook-echo listening on http://127.0.0.1:${listening}/ (set UPLOAD_WEBHOOK_URL to it)\n`);
   await new Promise<void>((resolve) => {
