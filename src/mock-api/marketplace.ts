@@ -28,7 +28,7 @@
  */
 import http from 'node:http';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo, Socket } from 'node:net';
+import { LocalServer } from './local-server.js';
 import type { Logger } from '../logger.js';
 import { SELLER_ID } from '../keys.js';
 import { checkRule, MarketplaceSeller, type MarketplaceClient, type MarketplaceRule, type MarketplaceSellerStats } from './marketplace-seller.js';
@@ -78,8 +78,7 @@ const FIVE_MINUTES_MS = 5 * 60_000;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class MockMarketplace {
-  private server: http.Server | undefined;
-  private readonly sockets = new Set<Socket>();
+  private readonly listener = new LocalServer();
   private readonly sellers = new Map<string, MarketplaceSeller>();
   private readonly byClientId = new Map<string, MarketplaceSeller>();
   private readonly tokens = new Map<string, IssuedToken>();
@@ -114,23 +113,12 @@ export class MockMarketplace {
     }
   }
 
-  async listen(port: number, host = '127.0.0.1'): Promise<number> {
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    this.server.keepAliveTimeout = 30_000;
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, host, () => resolve());
-    });
-    return (this.server.address() as AddressInfo).port;
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return this.listener.listen((req, res) => this.handle(req, res), port, host);
   }
 
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  close(): Promise<void> {
+    return this.listener.close();
   }
 
   /**

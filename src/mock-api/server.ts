@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { LocalServer } from './local-server.js';
 import type { Logger } from '../logger.js';
 import { SELLER_ID } from '../keys.js';
 import { SlidingLog } from './sliding-log.js';
@@ -115,7 +115,7 @@ function validate(body: Record<string, unknown>, invalidCategories: Set<string>)
 }
 
 export class MockRegistrationApi {
-  private server: http.Server | undefined;
+  private readonly listener = new LocalServer();
   private readonly logs = new Map<string, SlidingLog>();
   /** every non-replay arrival, admitted or not: what the API saw */
   private readonly arrivals = new Map<string, SlidingLog>();
@@ -130,7 +130,6 @@ export class MockRegistrationApi {
   private readonly answered = new Map<string, number[]>();
   /** registrations (by seller and key) whose answer no caller has received yet */
   private readonly unanswered = new Set<string>();
-  private readonly sockets = new Set<import('node:net').Socket>();
   /** While true, every registration answers 503 (setOutage); the arrival times of those calls. */
   private down = false;
   readonly outageCalls: number[] = [];
@@ -146,23 +145,12 @@ export class MockRegistrationApi {
     this.limits = { ...(opts.limits ?? {}) };
   }
 
-  async listen(port: number, host = '127.0.0.1'): Promise<number> {
-    this.server = http.createServer((req, res) => this.handle(req, res));
-    this.server.keepAliveTimeout = 30_000;
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-    });
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, host, () => resolve());
-    });
-    return (this.server.address() as AddressInfo).port;
+  listen(port: number, host = '127.0.0.1'): Promise<number> {
+    return this.listener.listen((req, res) => this.handle(req, res), port, host);
   }
 
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  close(): Promise<void> {
+    return this.listener.close();
   }
 
   /** The idempotency keys registered (201), of one seller or of all: what a check of each row's end compares with. */

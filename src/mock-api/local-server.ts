@@ -1,0 +1,34 @@
+/**
+ * The HTTP side the two stand-ins share (the registration API and the marketplace):
+ * listen on a local port with keep-alive as a real API's load balancer allows it,
+ * and on close drop the connections still open, so that a test or a demo ends at once.
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export class LocalServer {
+  private server: http.Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  /** Listens on `port` (0: any free one) and returns the port taken. */
+  async listen(handler: http.RequestListener, port: number, host = '127.0.0.1'): Promise<number> {
+    const server = http.createServer(handler);
+    this.server = server;
+    server.keepAliveTimeout = 30_000;
+    server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    return (server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    const server = this.server;
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
