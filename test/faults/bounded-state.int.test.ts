@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../src/paths.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, poolReady } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 
 let stage: Stage | undefined;
@@ -26,7 +26,7 @@ describe('bounded Redis state', () => {
     });
     const redis = stage.redis.client();
     const pool = stage.pool(2);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 2);
     const baseline = (await redis.keys('*')).filter((k) => !FIXED.test(k));
     expect(baseline).toEqual([]);
 

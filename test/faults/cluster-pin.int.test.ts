@@ -13,7 +13,7 @@ import { FIXTURES_DIR } from '../../src/paths.js';
 import { shardOf, shardPrefixes } from '../../src/queue-shards.js';
 import { connectChecked, createRedis, type RedisClient } from '../../src/redis.js';
 import { homeKey, homeOf, tagOf } from '../../src/seller-home.js';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { freePort } from '../helpers/redis-server.js';
 import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
 
@@ -64,7 +64,7 @@ describe('a seller pinned to a queue shard on Redis Cluster', () => {
     expect(shardOf(seller, three)).not.toBe(shardOf(seller, six));
     const pool = startCli(['workers', '--processes', '3'], env(6));
     try {
-      await pool.waitFor(/worker process ready[\s\S]*worker process ready[\s\S]*worker process ready/, 30_000);
+      await poolReady(pool, 3, 30_000);
       const first = await upload('seller-c-7.xlsx', seller, 6);
       // an operator halves the shards: the seller's next upload still goes where its first went
       const second = await upload('seller-b-60-korean.xlsx', seller, 3);

@@ -16,7 +16,7 @@ import { keySlot } from '../../src/queue-shards.js';
 import { bullConnection, connectChecked, createRedis } from '../../src/redis.js';
 import { enqueueUpload } from '../../src/upload/enqueue-upload.js';
 import { homeOf } from '../../src/seller-home.js';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { freePort } from '../helpers/redis-server.js';
 import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
 
@@ -64,7 +64,7 @@ async function run(shards: number, tag: string): Promise<{ shares: number[]; que
   const queues = QueueSet.on(connection, resolveShardPrefixes(config, redis as never));
   const pool = startCli(['workers', '--processes', '3', '--concurrency', '4'], env);
   try {
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready[\s\S]*worker process ready/, 30_000);
+    await poolReady(pool, 3, 30_000);
     const before = await commandsPerNode();
     const sheets = await Promise.all(Array.from({ length: SELLERS }, async (_, i) =>
       parseSheetBytes(await buildProductSheet(sampleProducts(`${tag}${i}`, ROWS)), `s${i}.xlsx`)));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { freePort } from '../helpers/redis-server.js';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { startCluster, type TestCluster } from '../helpers/redis-cluster.js';
 
 let cluster: TestCluster;
@@ -37,7 +37,7 @@ describe('Redis Cluster', () => {
   it('runs upload, pool, limiter and status on 3 masters, with sellers in different slots', async () => {
     const pool = startCli(['workers', '--processes', '3'], env);
     pools.push(pool);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready[\s\S]*worker process ready/, 30_000);
+    await poolReady(pool, 3, 30_000);
     const a = await runCli(['upload', join(FIXTURES_DIR, 'seller-b-60-korean.xlsx'), '--seller', 'S1', '--json'], env);
     const b = await runCli(['upload', join(FIXTURES_DIR, 'seller-c-7.xlsx'), '--seller', 'S2', '--json'], env);
     expect(a.code).toBe(0);

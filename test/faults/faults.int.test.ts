@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.js';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { alive, startStage, workerPids, type Stage } from '../helpers/pipeline.js';
 
 let stage: Stage | undefined;
@@ -47,7 +47,7 @@ describe('faults', () => {
       { MOCK_LATENCY_MS: '1500-2000' },
     );
     const pool = stage.pool(2);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 2);
     const id = await upload('K', 6, 'KILL');
     await new Promise((r) => setTimeout(r, 700)); // both workers are waiting for an answer now
     const [victim] = workerPids(pool.output());
@@ -67,7 +67,7 @@ describe('faults', () => {
   it('when the supervisor is SIGKILLed its worker processes notice and exit within seconds', async () => {
     stage = await startStage({ QUEUE_PREFIX: '{orphan}' }, { MOCK_LATENCY_MS: '300' });
     const pool = stage.pool(2);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 2);
     await upload('O', 10, 'ORPHAN');
     await pool.waitFor(/upload progress/);
     const pids = workerPids(pool.output());
@@ -141,7 +141,7 @@ describe('faults', () => {
   it('carries on after Redis restarts (AOF) under a running pool, with nothing lost', async () => {
     stage = await startStage({ QUEUE_PREFIX: '{restart}', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000', RATE_LIMIT_GUARD_MS: '50' }, { MOCK_LATENCY_MS: '2-20' }, ['--appendonly', 'yes']);
     const pool = stage.pool(3);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 3);
     const id = await upload('R', 40, 'RESTART');
     await new Promise((r) => setTimeout(r, 1200));
     const restartAt = Date.now();

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { FIXTURES_DIR } from '../../src/paths.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, poolReady } from '../helpers/cli.js';
 import { minApiGap, startStage, workerPids, type Stage } from '../helpers/pipeline.js';
 
 const LIMIT = 10;
@@ -21,7 +21,7 @@ describe('the throttle under stress', () => {
       { MOCK_LATENCY_MS: '1-300' },
     );
     const pool = stage.pool(4, { WORKER_CONCURRENCY: '2' });
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready[\s\S]*worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 4);
     const up = await runCli(['upload', join(FIXTURES_DIR, 'seller-b-60-korean.xlsx'), '--seller', 'STALL', '--json'], stage.env);
     expect(up.code).toBe(0);
     // wait until sends are flowing, then freeze one worker for 2.5 s (> W + G), in the middle of its requests
@@ -44,7 +44,7 @@ describe('the throttle under stress', () => {
     const ahead = stage.pool(2, { CLOCK_OFFSET_MS: '10000' });
     const behind = stage.pool(2, { CLOCK_OFFSET_MS: '-10000' });
     const exact = stage.pool(2);
-    for (const p of [ahead, behind, exact]) await p.waitFor(/worker process ready[\s\S]*worker process ready/);
+    for (const p of [ahead, behind, exact]) await poolReady(p, 2);
     const up = await runCli(['upload', join(FIXTURES_DIR, 'seller-b-60-korean.xlsx'), '--seller', 'SKEW', '--json'], stage.env);
     expect(up.code).toBe(0);
     const done = await runCli(['status', '--seller', 'SKEW', '--wait', '--json'], stage.env, 120_000);

@@ -44,6 +44,11 @@ export interface Running {
   exited: Promise<number | null>;
 }
 
+/** Resolves once a pool has printed `processes` lines "worker process ready" (each process's, once it takes jobs). */
+export function poolReady(pool: Running, processes: number, timeoutMs = 30_000): Promise<void> {
+  return pool.waitFor(new RegExp(Array(processes).fill('worker process ready').join('[\\s\\S]*')), timeoutMs);
+}
+
 export function startCli(args: string[], env: NodeJS.ProcessEnv): Running {
   const child = spawn(process.execPath, [BIN, ...args], { env, cwd: PACKAGE_ROOT, detached: false });
   let out = '';

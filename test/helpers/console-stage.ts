@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { signSellerToken } from '../../src/console/access.js';
-import { startCli, type Running } from './cli.js';
+import { startCli, type Running, poolReady } from './cli.js';
 import { freePort } from './redis-server.js';
 import { startStage, type Stage } from './pipeline.js';
 
@@ -32,7 +32,7 @@ export async function startConsoleStage(env: Record<string, string> = {}, proces
   const port = await freePort();
   const consoleProcess = startCli(['console', '--port', String(port)], stage.env);
   await consoleProcess.waitFor(/console listening/);
-  await pool.waitFor(new RegExp(Array(processes).fill('worker process ready').join('[\\s\\S]*')));
+  await poolReady(pool, processes);
   const url = `http://127.0.0.1:${port}`;
   return {
     stage,

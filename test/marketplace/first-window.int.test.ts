@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baseEnv, runCli, startCli } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, poolReady } from '../helpers/cli.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { MockMarketplace } from '../../src/mock-api/marketplace.js';
 import { buildSheet, ENGLISH_HEADERS, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
@@ -54,7 +54,7 @@ async function firstUpload(sellerId: string, adapter: string, prefix: string) {
   });
   const pool = startCli(['workers', '--processes', '2'], env);
   try {
-    await pool.waitFor(/"msg":"worker process ready"[\s\S]*"msg":"worker process ready"/, 60_000);
+    await poolReady(pool, 2, 60_000);
     const file = join(dir, `${sellerId}.xlsx`);
     writeFileSync(file, await buildSheet(ENGLISH_HEADERS, productRows(sampleProducts(sellerId, ROWS))));
     const up = await runCli(['upload', file, '--seller', sellerId, '--json'], env);

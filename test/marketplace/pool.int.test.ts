@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { MockMarketplace } from '../../src/mock-api/marketplace.js';
 import { buildSheet, ENGLISH_HEADERS, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
@@ -104,7 +104,7 @@ beforeAll(async () => {
     for (const s of Object.keys(secrets)) void watcher.hget(`mkt:tok:{${s}}`, 'token').then((t) => t && tokensSeen.add(t), () => undefined);
   }, 100);
   pool = startCli(['workers', '--processes', '16'], env);
-  await pool.waitFor(/"msg":"worker process ready"[\s\S]*"msg":"worker process ready"/, 60_000);
+  await poolReady(pool, 2, 60_000);
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baseEnv, startCli } from '../helpers/cli.js';
+import { baseEnv, startCli, poolReady } from '../helpers/cli.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { CREDENTIALS_POLL_MS } from '../../src/registration/credentials.js';
 
@@ -34,7 +34,7 @@ describe('the credentials file under a pool of 3 processes', () => {
     const env = baseEnv({ REDIS_URL: redis.url, REGISTRATION_API_URL: 'http://127.0.0.1:9', SELLER_CREDENTIALS_FILE: file, QUEUE_PREFIX: '{creds-pool}' });
     const pool = startCli(['workers', '--processes', '3'], env);
     try {
-      await pool.waitFor(/("msg":"worker process ready"[\s\S]*){3}/, 60_000);
+      await poolReady(pool, 3, 60_000);
       save('{ "S1": { "clientSecret": "half-writ');
       await pool.waitFor(/SELLER_CREDENTIALS_FILE changed but cannot be used/, 10_000);
       save('[]');

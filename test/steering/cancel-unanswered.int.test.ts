@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baseEnv, runCli, startCli, type Running } from '../helpers/cli.js';
+import { baseEnv, runCli, startCli, type Running, poolReady } from '../helpers/cli.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { alive, workerPids } from '../helpers/pipeline.js';
 import { until } from '../helpers/until.js';
@@ -86,7 +86,7 @@ describe('cancel after calls that got no answer', () => {
     apiOpts.dropRate = 1;
     const pool = startCli(['workers', '--processes', '2', '--concurrency', '8'], env);
     pools.push(pool);
-    await pool.waitFor(/"msg":"worker process ready"[\s\S]*"msg":"worker process ready"/, 30_000);
+    await poolReady(pool, 2, 30_000);
     const uploadId = await upload('LOST', 40);
     // the first window's 10 rows are registered, their answers lost: they wait for a retry (1 s or more)
     await until('the first window registered', () => registeredKeys('LOST').size >= 10, 15_000);
@@ -119,7 +119,7 @@ describe('cancel after calls that got no answer', () => {
     apiOpts.latencyMs = { min: 3000, max: 3000 };
     const first = startCli(['workers', '--processes', '2', '--concurrency', '8'], env);
     pools.push(first);
-    await first.waitFor(/"msg":"worker process ready"[\s\S]*"msg":"worker process ready"/, 30_000);
+    await poolReady(first, 2, 30_000);
     const uploadId = await upload('KILLED', 6);
     await until('every row registered, none answered', () => registeredKeys('KILLED').size === 6, 15_000);
     await kill(first);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { runCli, poolReady } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 
@@ -46,7 +46,7 @@ describe('a paused seller holds no slot', () => {
       expect((await runCli(['upload', file, '--seller', seller], stage.env)).code).toBe(0);
     }
     const pool = stage.pool(2);
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 2);
     await new Promise((r) => setTimeout(r, 2000));
     const before = await rate(4000);
     expect((await runCli(['pause', '--seller', 'BIGP'], stage.env)).code).toBe(0);

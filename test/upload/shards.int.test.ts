@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { namespaceOf, uploadKeys } from '../../src/keys.js';
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, poolReady } from '../helpers/cli.js';
 import { startStage, type Stage } from '../helpers/pipeline.js';
 
 let stage: Stage | undefined;
@@ -35,7 +35,7 @@ describe('queue shards on a single Redis', () => {
       else expect(three).toContain(queue);
     }
     const pool = stage.pool(2, { QUEUE_SHARDS: '3' });
-    await pool.waitFor(/worker process ready[\s\S]*worker process ready/);
+    await poolReady(pool, 2);
     const done = await runCli(['status', '--wait', '--json'], stage.env, 90_000);
     const status = JSON.parse(done.stdout) as { uploads: Array<{ sellerId: string; total: number; registered: number; done: boolean }> };
     expect(status.uploads).toHaveLength(5);
