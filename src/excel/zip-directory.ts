@@ -1,5 +1,5 @@
 /**
- * Reads a zip's central directory (names and declared sizes) without
+ * Reads a zip's central directory (names, declared sizes and checksums) without
  * decompressing anything, so that a workbook that would expand to gigabytes is
  * refused before it is opened. Pure: bytes in, entries out.
  */
@@ -11,6 +11,8 @@ export interface ZipEntry {
   method: number;
   /** Where the entry's local header starts. */
   localOffset: number;
+  /** The CRC-32 of the entry's inflated bytes, as the central directory declares it. */
+  crc32: number;
 }
 
 const EOCD = 0x06054b50;
@@ -45,6 +47,7 @@ export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
   for (let n = 0; n < count; n++) {
     if (offset + 46 > bytes.length || bytes.readUInt32LE(offset) !== CENTRAL) return undefined;
     const method = bytes.readUInt16LE(offset + 10);
+    const crc32 = bytes.readUInt32LE(offset + 16);
     const compressedSize = bytes.readUInt32LE(offset + 20);
     const uncompressedSize = bytes.readUInt32LE(offset + 24);
     const nameLength = bytes.readUInt16LE(offset + 28);
@@ -53,7 +56,7 @@ export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
     const localOffset = bytes.readUInt32LE(offset + 42);
     if (offset + 46 + nameLength > bytes.length) return undefined;
     const name = bytes.toString('utf8', offset + 46, offset + 46 + nameLength);
-    entries.push({ name, compressedSize, uncompressedSize, method, localOffset });
+    entries.push({ name, compressedSize, uncompressedSize, method, localOffset, crc32 });
     offset += 46 + nameLength + extraLength + commentLength;
   }
   return entries;

@@ -7,6 +7,8 @@ import { ENGLISH_HEADERS, KOREAN_HEADERS, buildSheet, buildProductSheet, product
 import { FIXTURES_DIR } from '../../src/paths.js';
 import { rejection } from '../helpers/rejection.js';
 import { replaceCells, rewriteZip, writeZip } from '../helpers/zip-writer.js';
+import { entryData, readZipDirectory } from '../../src/excel/zip-directory.js';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 
 const ROW = ['A-1', 'Mug', 12000, 30, 'C0101', 'Acme', 'A mug', 'https://img.example.com/1.jpg'];
 
@@ -373,6 +375,24 @@ describe('files that cannot be used', () => {
     const noise = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919) % 256));
     expect(await rejection(parse(noise))).toContain('not an .xlsx workbook');
     expect(await rejection(parse(Buffer.alloc(0)))).toContain('empty');
+  });
+
+  it('rejects a workbook whose part does not match its checksum, which exceljs would read as other values', async () => {
+    const good = await buildProductSheet(sampleProducts('A', 20));
+    const entries = readZipDirectory(good)!;
+    const sheet = entries.find((e) => e.name === 'xl/worksheets/sheet1.xml')!;
+    const text = inflateRawSync(entryData(good, sheet)!).toString('utf8');
+    // one digit of a price changed, as a bad copy changes a byte; the part still inflates
+    const at = text.indexOf('<v>', text.indexOf('r="C3"')) + 3;
+    const edited = Buffer.from(text.slice(0, at) + (text[at] === '9' ? '8' : '9') + text.slice(at + 1));
+    const parts = (crc: number) => entries.map((e) => e === sheet
+      ? { name: e.name, deflated: { bytes: deflateRawSync(edited), size: edited.length, crc } }
+      : { name: e.name, data: e.method === 8 ? inflateRawSync(entryData(good, e)!) : entryData(good, e)! });
+    expect(await rejection(parse(writeZip(parts(crc32(Buffer.from(text))))))).toBe(
+      "this .xlsx file is damaged (a part's contents do not match its checksum): save it as .xlsx again and upload the new file.",
+    );
+    // the same edit with its own checksum is a sound workbook: the check is what refused it
+    expect((await parse(writeZip(parts(crc32(edited))))).valid).toHaveLength(20);
   });
 
   it('refuses a file over 10 MiB before reading it', async () => {
