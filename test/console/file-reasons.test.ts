@@ -19,6 +19,7 @@ import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, R
 import { notReplicated } from '../../src/upload/replicated.js';
 import { extraColumnsWarning } from '../../src/excel/parse-products.js';
 import { writeZip } from '../helpers/zip-writer.js';
+import { deflateRawSync } from 'node:zlib';
 
 /** The reader's refusal of `bytes` uploaded as `name`. */
 async function refusal(bytes: Buffer, name: string): Promise<string> {
@@ -83,6 +84,8 @@ describe('refusals and warnings in Korean', () => {
       await refusal(await hiddenOnly(), 'products.xlsx'),
       await refusal(writeZip([{ name: '[Content_Types].xml', data: Buffer.from('<x') }, { name: 'xl/workbook.xml', data: Buffer.from('not xml at all <<<') }]), 'products.xlsx'),
       await refusal(Buffer.concat([Buffer.from('PK\x03\x04'), noise(200)]), 'products.xlsx'),
+      // a part whose bytes do not match the CRC-32 its directory declares
+      await refusal(writeZip([{ name: 'xl/workbook.xml', deflated: { bytes: deflateRawSync(Buffer.from('<workbook/>')), size: 11, crc: 1 } }]), 'products.xlsx'),
       tooLarge(12 * 1024 * 1024).message,
       // the console's own size limit (src/console/server.ts)
       'the upload is larger than 10 MiB (10485760 bytes): a sheet of 500 products is far smaller; remove images or split the file.',

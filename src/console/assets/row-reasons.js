@@ -56,6 +56,7 @@ const AGAIN = 'save it as \\.xlsx again and upload the new file\\.$';
 const KO_FILE_RULES = [
   [`${THIS}is damaged \\(a part lies outside the file\\): ${AGAIN}`, '이 파일은 손상되었습니다 (파일 밖을 가리키는 부분이 있습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
   [`${THIS}is damaged \\(a part cannot be unpacked\\): ${AGAIN}`, '이 파일은 손상되었습니다 (풀 수 없는 부분이 있습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
+  [`${THIS}is damaged \\(a part's contents do not match its checksum\\): ${AGAIN}`, '이 파일은 손상되었습니다 (내용이 체크섬과 맞지 않는 부분이 있습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
   [`${THIS}is damaged or incomplete \\(its zip directory is missing\\): ${AGAIN}`, '이 파일은 손상되었거나 일부가 없습니다 (zip 목록이 없습니다). .xlsx로 다시 저장해 새 파일을 올려 주세요.'],
   [`${THIS}uses a zip compression Excel does not write: save it from Excel as \\.xlsx and upload the new file\\.$`, '이 파일은 엑셀이 쓰지 않는 zip 압축 방식을 씁니다. 엑셀에서 .xlsx로 저장해 새 파일을 올려 주세요.'],
   [`${THIS}expands to more than (\\S+ MiB) when opened, far more than 500 products need: remove images and unused sheets, or split the file\\.$`, '이 파일은 열면 $1 넘게 커져 상품 500개에 필요한 크기보다 훨씬 큽니다. 이미지와 쓰지 않는 시트를 지우거나 파일을 나누세요.'],
