@@ -4,14 +4,15 @@
  * and on close drop the connections still open, so that a test or a demo ends at once.
  */
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenLocal } from '../listen.js';
 
 export class LocalServer {
   private server: http.Server | undefined;
   private readonly sockets = new Set<Socket>();
 
   /** Listens on `port` (0: any free one) and returns the port taken. */
-  async listen(handler: http.RequestListener, port: number, host = '127.0.0.1'): Promise<number> {
+  listen(handler: http.RequestListener, port: number, host = '127.0.0.1'): Promise<number> {
     const server = http.createServer(handler);
     this.server = server;
     server.keepAliveTimeout = 30_000;
@@ -19,11 +20,7 @@ export class LocalServer {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => resolve());
-    });
-    return (server.address() as AddressInfo).port;
+    return listenLocal(server, port, host);
   }
 
   async close(): Promise<void> {

@@ -40,11 +40,4 @@ export function verifyingReceiver(secret: string, received: (got: ReceivedWebhoo
   });
 }
 
-/** Listens on `port` (0: a free one) at 127.0.0.1; the port it got. */
-export async function listenLocal(server: http.Server, port: number): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  return (server.address() as { port: number }).port;
-}
+export { listenLocal } from '../listen.js';
