@@ -7,6 +7,20 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { listenLocal } from '../listen.js';
 
+/** The most of a request's body a stand-in reads (bytes); the rest is dropped. */
+const MAX_BODY = 1_000_000;
+
+/** Calls `then` with the request's body as text (its first MAX_BODY bytes) once the whole request is in. */
+export function onBody(req: http.IncomingMessage, then: (raw: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= MAX_BODY) chunks.push(c);
+  });
+  req.on('end', () => then(Buffer.concat(chunks).toString('utf8')));
+}
+
 export class LocalServer {
   private server: http.Server | undefined;
   private readonly sockets = new Set<Socket>();

@@ -28,7 +28,7 @@
  */
 import http from 'node:http';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { LocalServer } from './local-server.js';
+import { LocalServer, onBody } from './local-server.js';
 import type { Logger } from '../logger.js';
 import { SELLER_ID } from '../keys.js';
 import { checkRule, MarketplaceSeller, type MarketplaceClient, type MarketplaceRule, type MarketplaceSellerStats } from './marketplace-seller.js';
@@ -191,16 +191,9 @@ export class MockMarketplace {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= 1_000_000) chunks.push(c);
-    });
-    req.on('end', () => {
+    onBody(req, (raw) => {
       // Timed at arrival: the moment the whole request is in.
       const arrivedAt = this.now();
-      const raw = Buffer.concat(chunks).toString('utf8');
       const path = new URL(req.url ?? '/', 'http://mock').pathname;
       const reply = (status: number, body: unknown) => this.send(res, status, body, {}, undefined);
       if (req.method === 'POST' && path === '/oauth/token') return this.token(res, raw, arrivedAt);

@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { LocalServer } from './local-server.js';
+import { LocalServer, onBody } from './local-server.js';
 import type { Logger } from '../logger.js';
 import { SELLER_ID } from '../keys.js';
 import { SlidingLog } from './sliding-log.js';
@@ -223,23 +223,16 @@ export class MockRegistrationApi {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://mock');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= 1_000_000) chunks.push(c);
-    });
-    req.on('end', () => {
+    onBody(req, (raw) => {
       const path = this.delayOf(this.opts.pathLatencyMs);
-      if (path > 0) setTimeout(() => this.handleArrived(req, res, url, chunks), path);
-      else this.handleArrived(req, res, url, chunks);
+      if (path > 0) setTimeout(() => this.handleArrived(req, res, url, raw), path);
+      else this.handleArrived(req, res, url, raw);
     });
   }
 
-  private handleArrived(req: http.IncomingMessage, res: http.ServerResponse, url: URL, chunks: Buffer[]): void {
+  private handleArrived(req: http.IncomingMessage, res: http.ServerResponse, url: URL, raw: string): void {
     // Timed at arrival: the moment the whole request is in (after the path's latency).
     const arrivedAt = this.now();
-    const raw = Buffer.concat(chunks).toString('utf8');
     if (req.method === 'GET' && url.pathname === '/_stats') return this.send(res, 200, this.statsSnapshot(url.searchParams.get('times') === '1'));
     if (req.method === 'GET' && url.pathname === '/healthz') return this.send(res, 200, { ok: true });
     if (req.method === 'PUT' && url.pathname === '/_outage') {
