@@ -28,7 +28,10 @@ export function viewOf(snapshot: ConsoleSnapshot, scope: Scope) {
   const sellers = snapshot.report.sellers.filter((s) => !sellerId || s.sellerId === sellerId);
   const bySeller = new Map(sellers.map((s) => [s.sellerId, s]));
   const pool = snapshot.report.pool ?? { up: 0, expected: 0 };
-  const json = statusJson({ uploads, sellers, ...(snapshot.report.api ? { api: snapshot.report.api } : {}) });
+  // the failing rows the whole snapshot holds, narrowed to the scope's uploads as everything else is
+  const ids = new Set(uploads.map((u) => u.uploadId));
+  const api = snapshot.report.api && { ...snapshot.report.api, ...(snapshot.report.api.failing ? { failing: snapshot.report.api.failing.filter((f) => ids.has(f.uploadId)) } : {}) };
+  const json = statusJson({ uploads, sellers, ...(api ? { api } : {}) });
   const states = new Map(uploads.map((u) => [u.uploadId, uploadState(u, bySeller.get(u.sellerId))]));
   const createdAt = new Map(uploads.map((u) => [u.uploadId, u.createdAt]));
   const failures = grouped(uploads.flatMap((u) => (snapshot.failures.get(u.uploadId) ?? []).map((g) => ({ ...g, sellerId: u.sellerId }))));

@@ -9,10 +9,13 @@ import { SellerLimiter } from '../rate-limit/limiter.js';
 import { paceOf, waitingForPermit, type Pace } from './eta.js';
 import { lostRows } from '../upload/lost-rows.js';
 import { ALL, pauseOf, readPauses, type Pause } from '../steering/pauses.js';
-import { readApiState } from '../steering/outage.js';
+import { readApiState, readFailingRows, type FailingRow } from '../steering/outage.js';
 import { ruleSourceOf, type RuleSource } from '../rate-limit/seller-limits.js';
 import { uploadKeysOf } from '../seller-home.js';
 import { readPools } from '../worker/pool-presence.js';
+
+/** How many failing rows a report shows while the API counts as unavailable. */
+const FAILING_SHOWN = 10;
 
 export interface UploadStatus {
   uploadId: string;
@@ -57,8 +60,13 @@ export interface SellerStatus {
 export interface StatusReport {
   uploads: UploadStatus[];
   sellers: SellerStatus[];
-  /** Whether the registration API counts as available (steering/outage.ts), and since when (ms). */
-  api?: { available: boolean; since: number };
+  /**
+   * Whether the registration API counts as available (steering/outage.ts), and since when (ms).
+   * While it does not: `failing`, the latest rows of the report's uploads whose calls got no
+   * usable answer (at most FAILING_SHOWN), so that an operator can tell an outage (every
+   * seller's rows) from rows the API refuses while it is up (one upload's).
+   */
+  api?: { available: boolean; since: number; failing?: FailingRow[] };
   /** Worker processes up and expected over every running pool (worker/pool-presence.ts): 0 and 0 when none runs. */
   pool?: { up: number; expected: number };
 }
@@ -131,7 +139,8 @@ export async function readStatus(redis: RedisClient, config: Config, filter: Sta
   });
   const uploads = read.filter((u): u is UploadStatus => u !== undefined);
   const limiter = limiterFor(redis, config);
-  const [pauses, api, pools] = await Promise.all([readPauses(redis, ns), readApiState(redis, ns), readPools(redis, ns)]);
+  const [pauses, state, pools] = await Promise.all([readPauses(redis, ns), readApiState(redis, ns), readPools(redis, ns)]);
+  const api = state.available ? state : { ...state, failing: await readFailingRows(redis, ns, new Set(uploads.map((u) => u.uploadId)), FAILING_SHOWN) };
   const pendingOf = new Map<string, number>();
   for (const u of uploads) pendingOf.set(u.sellerId, (pendingOf.get(u.sellerId) ?? 0) + u.pending);
   // a seller paused on its own is shown (with why and by whom) before its first upload or after its last expired

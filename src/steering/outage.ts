@@ -132,6 +132,25 @@ export async function failingVerdict(redis: RedisClient, ns: string, row: string
   return failing.every((other) => other === row) ? 'answered' : 'unclear';
 }
 
+/** A row whose calls get no usable answer now (`{ns}:api-failing`). */
+export interface FailingRow {
+  uploadId: string;
+  row: number;
+}
+
+/** The rows failing now, the latest first (at most `count`), of the uploads `among` only. */
+export async function readFailingRows(redis: RedisClient, ns: string, among: Set<string>, count: number): Promise<FailingRow[]> {
+  const rows: FailingRow[] = [];
+  for (const member of await redis.zrevrange(apiFailingKey(ns), 0, FAILING_KEPT - 1)) {
+    const at = member.lastIndexOf(':');
+    const uploadId = member.slice(0, at);
+    if (at < 0 || !among.has(uploadId)) continue;
+    rows.push({ uploadId, row: Number(member.slice(at + 1)) });
+    if (rows.length === count) break;
+  }
+  return rows;
+}
+
 /** Opens the breaker for the pool; true when this call opened it (the others found it open). */
 export async function markApiDown(redis: RedisClient, ns: string, now: number): Promise<boolean> {
   return (await redis.hsetnx(steerKey(ns), API_DOWN, JSON.stringify({ since: now }))) === 1;

@@ -147,6 +147,15 @@ describe('viewOf', () => {
     expect(viewOf(s, { kind: 'operator', sellerId: 'B' }).uploads.map((u) => u.uploadId)).toEqual(['b1']);
   });
 
+  it('names to each scope only its own uploads\' rows failing while the API is unavailable', () => {
+    const s = snapshot(3);
+    const down = { ...s, report: { ...s.report, api: { available: false, since: 1, failing: [{ uploadId: 'b1', row: 4 }, { uploadId: 'a1', row: 7 }] } } };
+    expect(viewOf(down, { kind: 'seller', sellerId: 'A' }).api).toEqual({ available: false, since: 1, failing: [{ uploadId: 'a1', row: 7 }] });
+    expect(JSON.stringify(viewOf(down, { kind: 'seller', sellerId: 'A' }))).not.toContain('b1');
+    expect(viewOf(down, { kind: 'operator' }).api.failing).toEqual([{ uploadId: 'b1', row: 4 }, { uploadId: 'a1', row: 7 }]);
+    expect(viewOf(down, { kind: 'operator', sellerId: 'B' }).api.failing).toEqual([{ uploadId: 'b1', row: 4 }]);
+  });
+
   it('tells both scopes whether a worker pool runs, and only the operator its figures', () => {
     expect(viewOf(snapshot(3), { kind: 'seller', sellerId: 'A' }).poolRunning).toBe(true);
     const s = snapshot(3);

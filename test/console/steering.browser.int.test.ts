@@ -114,6 +114,11 @@ describe('steering in the console', () => {
     expect(await sellerPage.locator('[data-test="upload"] [data-test="state"]').textContent()).toBe('held: API unavailable');
     await page.waitForSelector('[data-test="seller"][data-seller-id="WS4"] [data-test="state"].held', { timeout: 10_000 });
     expect(await page.locator('[data-test="seller"][data-seller-id="WS4"] .badge.throttled').count()).toBe(0);
+    // the operator's page names the rows without an answer (of whichever upload was sending as the
+    // API went down); a seller's page does not
+    await page.waitForSelector('[data-test="api"] [data-test="api-failing"]', { timeout: 10_000 });
+    expect(await page.locator('[data-test="api-failing"]').textContent()).toMatch(/^Latest rows without an answer: WS\d\.xlsx \(WS\d\) Row \d+(, \d+)*(; |$)/);
+    expect(await sellerPage.locator('[data-test="api-failing"]').count()).toBe(0);
     await page.screenshot({ path: join(dir, 'ops-api-down.png'), fullPage: true });
     await outage(false);
     await page.waitForSelector('[data-test="api"][data-available="1"]', { state: 'attached', timeout: 20_000 });

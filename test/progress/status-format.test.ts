@@ -47,6 +47,16 @@ describe('status and the worker pool', () => {
     expect(formatStatus({ ...report(10, { up: 16, expected: 16 }), api: { available: false, since: 1 } })).not.toMatch(/ETA unknown/);
   });
 
+  it('names the rows failing while the API is unavailable, by upload', () => {
+    const base = report(4, { up: 16, expected: 16 });
+    const one = formatStatus({ ...base, api: { available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }, { uploadId: 'u1', row: 4 }] } });
+    expect(one.split('\n')[1]).toBe('  latest calls without an answer: upload u1 rows 9, 4');
+    const two = formatStatus({ ...base, api: { available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }, { uploadId: 'u2', row: 3 }, { uploadId: 'u1', row: 4 }] } });
+    expect(two).toMatch(/^ {2}latest calls without an answer: upload u1 rows 9, 4; upload u2 row 3$/m);
+    expect(formatStatus({ ...base, api: { available: false, since: 1, failing: [] } })).not.toMatch(/without an answer/);
+    expect(statusJson({ ...base, api: { available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }] } }).api).toEqual({ available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }] });
+  });
+
   it('gives each seller its rows waiting for a permit and its calls in progress, as cli.md lists them', () => {
     expect(formatStatus(report(4, { up: 16, expected: 16 }))).toMatch(/, 0 waiting for a permit, 2 in progress, ETA/);
     expect(statusJson(report(4)).sellers[0]).toMatchObject({ waitingForPermit: 0, inProgress: 2 });

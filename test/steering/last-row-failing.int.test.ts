@@ -46,6 +46,9 @@ describe('a sheet\'s last row the API keeps failing', () => {
     await until('the API shown unavailable', async () => JSON.parse((await runCli(['status', '--json'], stage.env)).stdout).api.available === false, 30_000);
     const held = JSON.parse((await runCli(['status', '--upload', loneId, '--json'], stage.env)).stdout);
     expect(held.uploads[0]).toMatchObject({ failed: 0, pending: 1 });
+    // the status names the row, so that an operator can tell it from an outage
+    expect(held.api.failing).toEqual([{ uploadId: loneId, row: 2 }]);
+    expect((await runCli(['status'], stage.env)).stdout).toContain(`latest calls without an answer: upload ${loneId} row 2\n`);
 
     // another seller's rows: one goes as the probe, is answered, and the pool resumes
     const good = await finished(await upload('GOOD', sampleProducts('GOOD', 5)), 45_000);

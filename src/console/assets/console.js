@@ -258,6 +258,18 @@ function renderApi(view) {
   el.hidden = !down;
   el.dataset.available = down ? '0' : '1';
   el.textContent = down ? `${t.apiDown} ${new Date(view.api.since).toLocaleTimeString()}` : '';
+  // the operator's page: which rows got no answer, to set beside what the marketplace says of
+  // itself (rows it refuses while it is up are held as in an outage when nothing tells them apart)
+  const failing = down && view.pool && view.api.failing ? view.api.failing : [];
+  if (failing.length === 0) return;
+  const rows = new Map();
+  for (const f of failing) rows.set(f.uploadId, [...(rows.get(f.uploadId) || []), f.row]);
+  const named = (id) => {
+    const u = view.uploads.find((x) => x.uploadId === id);
+    return u ? `${u.file || id} (${u.sellerId})` : id;
+  };
+  el.append(h('span', { class: 'failing', 'data-test': 'api-failing' },
+    `${t.apiFailing} ${[...rows].map(([id, list]) => `${named(id)} ${t.rowLabel} ${list.join(', ')}`).join('; ')}`));
 }
 
 const apiIsDown = (view) => Boolean(view.api && view.api.available === false);
