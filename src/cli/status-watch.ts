@@ -44,6 +44,13 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
   const lines: Line[] = [];
   const idle = noPool(report);
   const apiDown = report.api !== undefined && !report.api.available;
+  // while it is: the rows of each upload whose calls got no usable answer (status.ts, FailingRow)
+  const failing = new Map<string, number[]>();
+  for (const { uploadId, row } of report.api?.failing ?? []) failing.set(uploadId, [...(failing.get(uploadId) ?? []), row]);
+  const held = (uploadId: string) => {
+    const rows = failing.get(uploadId);
+    return `held: the API is unavailable${rows ? ` (no answer for row${rows.length > 1 ? 's' : ''} ${rows.join(', ')})` : ''}`;
+  };
   for (const s of report.sellers) {
     for (const u of report.uploads.filter((x) => x.sellerId === s.sellerId)) {
       const finished = u.registered + u.duplicate + u.failed + u.cancelled;
@@ -53,7 +60,7 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
         label: `${safeText(s.sellerId)} ${u.uploadId.slice(0, 8)}`,
         finished,
         total: u.total,
-        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed}${u.cancelled ? ` cancelled ${u.cancelled}` : ''} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : apiDown ? 'held: the API is unavailable' : idle ? 'no worker pool is running' : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
+        text: `registered ${u.registered} duplicate ${u.duplicate} failed ${u.failed}${u.cancelled ? ` cancelled ${u.cancelled}` : ''} pending ${u.pending} | ${rates.perMinute(s.sellerId)}/min (limit ${s.limit}/${s.windowMs / 1000}s) | ${next} | ${u.done ? 'ETA 0s' : s.paused ? `${s.paused.by === 'credentials' ? 'paused' : 'paused by the operator'}: ${safeText(s.paused.reason)}` : apiDown ? held(u.uploadId) : idle ? 'no worker pool is running' : `ETA ${formatDuration(s.etaMs)} (${s.pace === 'pool' ? 'pool' : 'rule'} sets the pace)`}`,
       });
     }
   }

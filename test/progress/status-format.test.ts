@@ -54,6 +54,10 @@ describe('status and the worker pool', () => {
     const two = formatStatus({ ...base, api: { available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }, { uploadId: 'u2', row: 3 }, { uploadId: 'u1', row: 4 }] } });
     expect(two).toMatch(/^ {2}latest calls without an answer: upload u1 rows 9, 4; upload u2 row 3$/m);
     expect(formatStatus({ ...base, api: { available: false, since: 1, failing: [] } })).not.toMatch(/without an answer/);
+    // --watch: on the line of the upload they belong to
+    const uploadId = base.uploads[0]!.uploadId;
+    const watched = watchLines({ ...base, api: { available: false, since: 1, failing: [{ uploadId, row: 9 }, { uploadId: 'other', row: 3 }, { uploadId, row: 4 }] } }, new RateMeter());
+    expect(watched[0]!.text).toMatch(/\| held: the API is unavailable \(no answer for rows 9, 4\)$/);
     expect(statusJson({ ...base, api: { available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }] } }).api).toEqual({ available: false, since: 1, failing: [{ uploadId: 'u1', row: 9 }] });
   });
 
