@@ -7,6 +7,7 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../config.js';
 import { formatDuration } from '../progress/eta.js';
 import { noPool, readStatus, type StatusFilter, type StatusReport } from '../progress/status.js';
+import { failingByUpload } from '../steering/outage.js';
 import type { RedisClient } from '../redis.js';
 import { safeText } from './exit.js';
 
@@ -44,9 +45,8 @@ export function watchLines(report: StatusReport, rates: RateMeter): Line[] {
   const lines: Line[] = [];
   const idle = noPool(report);
   const apiDown = report.api !== undefined && !report.api.available;
-  // while it is: the rows of each upload whose calls got no usable answer (status.ts, FailingRow)
-  const failing = new Map<string, number[]>();
-  for (const { uploadId, row } of report.api?.failing ?? []) failing.set(uploadId, [...(failing.get(uploadId) ?? []), row]);
+  // while it is: the rows of each upload whose calls got no usable answer
+  const failing = failingByUpload(report.api?.failing ?? []);
   const held = (uploadId: string) => {
     const rows = failing.get(uploadId);
     return `held: the API is unavailable${rows ? ` (no answer for row${rows.length > 1 ? 's' : ''} ${rows.join(', ')})` : ''}`;

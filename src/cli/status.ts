@@ -3,7 +3,7 @@ import { safeText } from './exit.js';
 import type { Config } from '../config.js';
 import { formatDuration, formatWindow } from '../progress/eta.js';
 import { noPool, readStatus, statusJson, type StatusReport } from '../progress/status.js';
-import type { FailingRow } from '../steering/outage.js';
+import { failingByUpload } from '../steering/outage.js';
 import { ReplyError } from 'ioredis';
 import { connectChecked, createRedis, RedisUnavailable } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
@@ -112,19 +112,12 @@ async function retryRedis<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Failing rows grouped by upload, in the order they came (the latest first). */
-function failingByUpload(rows: FailingRow[]): Array<[string, number[]]> {
-  const by = new Map<string, number[]>();
-  for (const { uploadId, row } of rows) by.set(uploadId, [...(by.get(uploadId) ?? []), row]);
-  return [...by];
-}
-
 export function formatStatus(report: StatusReport): string {
   if (report.uploads.length === 0 && report.sellers.length === 0) return 'No uploads yet.\n';
   const lines: string[] = [];
   if (report.api && !report.api.available) {
     lines.push(`the registration API is unavailable since ${new Date(report.api.since).toISOString()}: rows are held (no attempt used) and the pool probes every 2 s`);
-    const failing = failingByUpload(report.api.failing ?? []);
+    const failing = [...failingByUpload(report.api.failing ?? [])];
     if (failing.length > 0) lines.push(`  latest calls without an answer: ${failing.map(([id, rows]) => `upload ${id} row${rows.length > 1 ? 's' : ''} ${rows.join(', ')}`).join('; ')}`);
   }
   const apiDown = report.api !== undefined && !report.api.available;

@@ -138,6 +138,13 @@ export interface FailingRow {
   row: number;
 }
 
+/** Failing rows grouped by upload: each upload's rows, in the order given (the latest first). */
+export function failingByUpload(rows: readonly FailingRow[]): Map<string, number[]> {
+  const by = new Map<string, number[]>();
+  for (const { uploadId, row } of rows) by.set(uploadId, [...(by.get(uploadId) ?? []), row]);
+  return by;
+}
+
 /** The rows failing now, the latest first (at most `count`), of the uploads `among` only. */
 export async function readFailingRows(redis: RedisClient, ns: string, among: Set<string>, count: number): Promise<FailingRow[]> {
   const rows: FailingRow[] = [];
