@@ -88,5 +88,11 @@ export const limitIndexKey = (ns: string) => `${ns}:limits`;
 
 /** The row's identity everywhere: BullMQ job id tail, plan member and Idempotency-Key. */
 export const rowMember = (uploadId: string, row: number) => `${uploadId}:${row}`;
+/** rowMember's parts, or undefined for a member it did not write. */
+export function parseRowMember(member: string): { uploadId: string; row: number } | undefined {
+  const at = member.lastIndexOf(':');
+  const row = Number(member.slice(at + 1));
+  return at > 0 && Number.isInteger(row) ? { uploadId: member.slice(0, at), row } : undefined;
+}
 
 export const QUEUE_NAME = 'registrations';

@@ -26,6 +26,7 @@
  * probes into a dead API, so the state lives in Redis here, read with the
  * pauses at no extra round trip per row.
  */
+import { parseRowMember } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import type { ApiOutcome } from '../registration/outcome.js';
 import { API_DOWN, API_UP, steerKey } from './steer-key.js';
@@ -149,10 +150,9 @@ export function failingByUpload(rows: readonly FailingRow[]): Map<string, number
 export async function readFailingRows(redis: RedisClient, ns: string, among: Set<string>, count: number): Promise<FailingRow[]> {
   const rows: FailingRow[] = [];
   for (const member of await redis.zrevrange(apiFailingKey(ns), 0, FAILING_KEPT - 1)) {
-    const at = member.lastIndexOf(':');
-    const uploadId = member.slice(0, at);
-    if (at < 0 || !among.has(uploadId)) continue;
-    rows.push({ uploadId, row: Number(member.slice(at + 1)) });
+    const failing = parseRowMember(member);
+    if (!failing || !among.has(failing.uploadId)) continue;
+    rows.push(failing);
     if (rows.length === count) break;
   }
   return rows;
