@@ -577,6 +577,30 @@ describe('sliding-window.lua against a real Redis', () => {
     expect(fresh[1]!.limit).toBe(5);
   });
 
+  it("grants a first call at once only when nothing stands in its way: a slot handed out ahead, the turns of rows that gave their permits back, a throttled flag to clear", async () => {
+    const { limiter, redis } = limiterOn(server, { limit: 2, windowMs: 300, guardMs: 0, holdMs: 2000 });
+    // a row planned ahead (under a block since lifted): the new row goes after it, not before
+    const ahead = limiter.keys('FA');
+    const aheadSlot = (await redisTime(redis)) + 400;
+    await redis.zadd(ahead.plan, aheadSlot, 'u:1');
+    const behind = await limiter.acquire('FA', 'u:2', 'u:2#a');
+    expect(behind.granted).toBe(false);
+    expect(behind.redisNow + behind.waitMs).toBe(aheadSlot);
+    // two rows planned 250 ms ago whose permits were given back (no place in `sent`): they keep
+    // their turns, and the new row goes a span after the second of them, 50 ms from now
+    const turns = limiter.keys('FT');
+    const planned = (await redisTime(redis)) - 250;
+    await redis.zadd(turns.plan, planned, 'u:1', planned, 'u:2');
+    const next = await limiter.acquire('FT', 'u:3', 'u:3#a');
+    expect(next.redisNow + next.waitMs).toBe(Math.max(next.redisNow, planned + 300));
+    // flagged throttled, with room again: the grant releases the seller and clears the flag
+    const flagged = limiter.keys('FR');
+    await redis.set(flagged.throttle, '1', 'PX', 5000);
+    const released = await limiter.acquire('FR', 'u:1', 'u:1#a');
+    expect([released.granted, released.waitMs, released.event]).toEqual([true, 0, 'released']);
+    expect(await redis.exists(flagged.throttle)).toBe(0);
+  });
+
   it('keeps any L + 1 consecutive grants W + G apart on random arrival patterns', async () => {
     for (const [limit, windowMs, guardMs] of [[3, 300, 50], [5, 500, 20], [1, 150, 30]] as const) {
       const seller = `R${limit}`;
