@@ -22,6 +22,7 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/dev/redis-server.js';
 import { sellerKeys, uploadKeys } from '../src/keys.js';
+import { jobIdFor, jobNameFor } from '../src/queue-shards.js';
 import { ANSWER_SAMPLE_EVERY } from '../src/rate-limit/limiter.js';
 import { LUA_DIR } from '../src/paths.js';
 import { luaSourceIn } from '../src/redis.js';
@@ -36,6 +37,9 @@ const ROUNDS = Math.max(1, Number(process.env.SCRIPT_COST_ROUNDS ?? 8) || 8);
 const DIRS = (process.env.SCRIPT_COST_LUA?.split(',') ?? [LUA_DIR]).map((d) => resolve(d));
 /** SCRIPT_COST_ANNOUNCING=1: asked as against a marketplace that announces sellers' rules (each ask then counts the seller's recent answers). */
 const ANNOUNCING = process.env.SCRIPT_COST_ANNOUNCING === '1' ? 1 : 0;
+/** SCRIPT_COST_DESCRIPTION: characters of Korean text in each row's product description (default 0), as a sheet's description column adds. */
+const DESCRIPTION_CHARS = Math.max(0, Number(process.env.SCRIPT_COST_DESCRIPTION ?? 0) || 0);
+const DESCRIPTION = '상품 설명 '.repeat(Math.ceil(DESCRIPTION_CHARS / 6)).slice(0, DESCRIPTION_CHARS);
 
 const NS = 'script-cost';
 const QUEUE = `{${NS}}:registrations`;
@@ -64,20 +68,21 @@ async function round(redis: Redis, shas: Shas, tag: string): Promise<Figures> {
   for (let row = 1; row <= ROWS; row++) {
     for (let first = 0; first < SELLERS; first += BATCH) {
       const sellers = Array.from({ length: Math.min(BATCH, SELLERS - first) }, (_, i) => ({ seller: `${tag}s${first + i}`, upload: `${tag}u${first + i}` }));
-      // what BullMQ leaves before the ask: the job's row (the producer's key order), its lock, the upload's counters
+      // what BullMQ leaves before the ask: the job as the producer writes it (its name, id and row), its lock, the upload's counters
       const setup = redis.pipeline();
       for (const { seller, upload } of sellers) {
-        const jobId = `${seller}-${row}`;
-        const data = JSON.stringify({ sellerId: seller, uploadId: upload, row, product: { name: `Product ${row}`, price: 12900, stock: 30, sku: `SKU-${row}` } });
-        setup.hset(JOB_PREFIX + jobId, 'data', data, 'ats', '1').set(`${JOB_PREFIX}${jobId}:lock`, TOKEN);
+        const jobId = jobIdFor(upload, row);
+        const product = { name: `Product ${row}`, price: 12900, stock: 30, sku: `SKU-${row}`, ...(DESCRIPTION ? { description: DESCRIPTION } : {}) };
+        const data = JSON.stringify({ sellerId: seller, uploadId: upload, row, product });
+        setup.hset(JOB_PREFIX + jobId, 'name', jobNameFor(seller, seller), 'data', data, 'ats', '1').set(`${JOB_PREFIX}${jobId}:lock`, TOKEN);
         if (row === 1) setup.hset(uploadKeys(NS, seller, upload).upload, 'total', ROWS);
       }
       await setup.exec();
 
       // each ask right behind its job's arrival at the head of the active list, as behind BullMQ's fetch
       const asks = redis.pipeline();
-      for (const { seller } of sellers) {
-        const jobId = `${seller}-${row}`;
+      for (const { upload } of sellers) {
+        const jobId = jobIdFor(upload, row);
         asks.lpush(ACTIVE, jobId);
         asks.evalsha(shas.permitNext, 1, ACTIVE, JOB_PREFIX, TOKEN, NS, 'n1', '', RULE.limit, RULE.windowMs, RULE.guardMs, RULE.holdMs, -1, 0, '', 0, 1, 0, 0, ANNOUNCING);
         asks.lrem(ACTIVE, 1, jobId);

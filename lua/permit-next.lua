@@ -2,7 +2,8 @@
   permit-next.lua: the permit for the row BullMQ has just handed a worker, asked
   in the same socket write that finished the worker's previous row. BullMQ's
   completion fetches the next job and locks it with the finishing worker's
-  token; this call, written right behind it, finds that job, reads its row and
+  token; this call, written right behind it, finds that job, names its row (from the
+  job's name and id, src/queue-shards.ts) and
   runs the seller's limiter for it (lib/acquire-permit.lua), so the worker
   starts the row with its permit in hand instead of asking in a round trip of
   its own.
@@ -71,18 +72,28 @@ end
 local jobKey = jobPrefix .. jobId
 -- with the job's starts so far (BullMQ counts each, `ats`): 1 is its first, when
 -- it has asked for no permit before (a delay, a retry or a stalled run starts it again)
-local fields = redis.call('HMGET', jobKey, 'data', 'ats')
-local data, firstStart = fields[1] or '', fields[2] == '1'
--- the fields the producer writes first (src/upload/enqueue-upload.ts), read without
--- decoding the whole row; any other layout is decoded
+local fields = redis.call('HMGET', jobKey, 'name', 'ats')
+local firstStart = fields[2] == '1'
+-- the row, named by the job's name and id (src/queue-shards.ts, jobNameFor and jobIdFor)
+-- without reading its data, which holds the product; a job named otherwise (enqueued by an
+-- earlier version) is read from the front of its JSON (src/upload/enqueue-upload.ts), and
+-- any other layout is decoded
 local job
-local sellerId, uploadId, row, after = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)()[,}]')
-if sellerId then
-  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = string.match(data, '^,"home":"([^"\\]+)"', after) }
+local sellerId, namedHome = string.match(fields[1] or '', '^register:([%w_%-]+):?(.*)$')
+local uploadId, row = string.match(jobId, '^(.+)-(%d+)$')
+if sellerId and uploadId then
+  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = namedHome }
 else
-  local ok, decoded = pcall(cjson.decode, data)
-  if not ok or type(decoded) ~= 'table' or type(decoded.sellerId) ~= 'string' or decoded.uploadId == nil or decoded.row == nil then return {} end
-  job = decoded
+  local data = redis.call('HGET', jobKey, 'data') or ''
+  local after
+  sellerId, uploadId, row, after = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)()[,}]')
+  if sellerId then
+    job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = string.match(data, '^,"home":"([^"\\]+)"', after) }
+  else
+    local ok, decoded = pcall(cjson.decode, data)
+    if not ok or type(decoded) ~= 'table' or type(decoded.sellerId) ~= 'string' or decoded.uploadId == nil or decoded.row == nil then return {} end
+    job = decoded
+  end
 end
 if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
 -- the seller's keys under its shard's tag: only when that is this queue's (its slot)

@@ -5,9 +5,9 @@ import { MAX_ATTEMPTS_CEILING } from './job-attempts.js';
 import type { Product } from './excel/fields.js';
 import { QUEUE_NAME } from './keys.js';
 // pure helpers that need no BullMQ, where status and the limiter's readers find them without loading it
-import { jobIdFor, resolveShardPrefixes } from './queue-shards.js';
+import { jobIdFor, jobNameFor, resolveShardPrefixes } from './queue-shards.js';
 
-export { jobIdFor, resolveShardPrefixes };
+export { jobIdFor, jobNameFor, resolveShardPrefixes };
 
 export interface RegistrationJob {
   sellerId: string;

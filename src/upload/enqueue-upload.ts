@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { LoadedSheet } from '../excel/load-sheet.js';
 import { namespaceOf, sellerKeys, unnotifiedKey, uploadIndexKey, uploadKeys, type SellerKeys } from '../keys.js';
 import type { RedisClient } from '../redis.js';
-import { jobIdFor, jobOptions, type QueueSet } from '../queue.js';
+import { jobIdFor, jobNameFor, jobOptions, type QueueSet } from '../queue.js';
 import { queuedRow } from '../queued-row.js';
 import { queuesKey } from '../queue-shards.js';
 import { pinHome, uploadKeysOf } from '../seller-home.js';
@@ -154,8 +154,9 @@ async function addRows(
   const job = ({ row, product, attributes }: LoadedSheet['valid'][number], index: number) => {
     const delay = deferralMs(index, rule);
     return {
-      name: 'register',
-      // this key order: permit-next.lua reads sellerId, uploadId, row and home from the front of the JSON
+      // permit-next.lua reads the row's seller and home from the name, its upload and row from the id
+      name: jobNameFor(sellerId, home),
+      // this key order: a job named otherwise (enqueued by an earlier version) is read from the front of its JSON
       data: { sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product, ...(Object.keys(attributes).length > 0 ? { attributes } : {}) },
       opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row), ...(delay > 0 ? { delay } : {}) },
     };

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 import { commandCalls, limiterOn } from '../helpers/limiter.js';
 import { QUEUE_NAME } from '../../src/keys.js';
+import { jobIdFor, jobNameFor } from '../../src/queue.js';
 import { SellerLimiter } from '../../src/rate-limit/limiter.js';
 import type { RedisClient } from '../../src/redis.js';
 
@@ -125,6 +126,26 @@ describe('permit-next.lua', () => {
       const again = await limiter.permitNext(keys, other, 'n2', { jobId: 'f-0', sellerId: 'F1' });
       expect(again).toMatchObject({ jobId: 'f-2', permit: { granted: false, slot } });
       expect(await zscores()).toBe(reads + 1);
+    });
+  });
+
+  it("names the row from the job's name and id, as the producer writes them, without its data; with the seller's home too", async () => {
+    await onQueue('{pn5}', 10, async ({ queue, worker, limiter, redis, keys }) => {
+      // data that names no seller, with a sheet's long description: were it read, no permit would come
+      const rows = [
+        { sellerId: 'M1', home: 'M1', uploadId: 'up-5', row: 12 },
+        { sellerId: 'M2', home: 'pn5', uploadId: 'up-6', row: 3 },
+      ];
+      for (const [i, r] of rows.entries()) {
+        await queue.add('r', { sellerId: r.sellerId, uploadId: 'f', row: i }, { jobId: `f-${i}`, priority: 1 });
+        await queue.add(jobNameFor(r.sellerId, r.home), { product: { description: '설명 '.repeat(2000) } }, { jobId: jobIdFor(r.uploadId, r.row), priority: 2 });
+        const token = `worker-a:${i}`;
+        const finished = (await worker.getNextJob(token))!;
+        await finished.moveToCompleted('ok', token, true);
+        const ahead = await limiter.permitNext(keys, token, `n${i}`, { jobId: finished.id!, sellerId: r.sellerId });
+        expect(ahead).toMatchObject({ jobId: `${r.uploadId}-${r.row}`, sendId: `${r.uploadId}:${r.row}#n${i}`, permit: { granted: true } });
+        expect(await redis.zscore(limiter.keys(r.sellerId, r.home).plan, `${r.uploadId}:${r.row}`)).not.toBeNull();
+      }
     });
   });
 

@@ -69,6 +69,8 @@ describe('enqueueUpload', () => {
     expect(jobs).toHaveLength(600);
     const byRow = new Map(jobs.map((j) => [j.data.row, j.priority]));
     expect(byRow.size).toBe(600);
+    // each named for permit-next.lua: its seller by the name, its upload and row by the id
+    expect(jobs.every((j) => j.name === 'register:E1' && j.id === `${result.uploadId}-${j.data.row}`)).toBe(true);
     expect(byRow.get(2)).toBe(PRIORITY.NEW_ROW);
     const start = PRIORITY.NEW_ROW + 2;
     for (let k = 1; k < 600; k++) expect(byRow.get(k + 2)).toBe(start + ROUND * k);
