@@ -23,7 +23,8 @@ export interface RegistrationJob {
   /**
    * The sheet's extra columns (marketplace.md `attributes`), only when the row
    * has any. After `product`: permit-next.lua reads sellerId, uploadId and row
-   * from the front of the job's JSON.
+   * from the front of the JSON of a job queued before jobs were named by their
+   * seller (jobNameFor).
    */
   attributes?: Record<string, string>;
   /**
