@@ -78,38 +78,35 @@ local firstStart = fields[2] == '1'
 -- without reading its data, which holds the product; a job named otherwise (enqueued by an
 -- earlier version) is read from the front of its JSON (src/upload/enqueue-upload.ts), and
 -- any other layout is decoded
-local job
-local sellerId, namedHome = string.match(fields[1] or '', '^register:([%w_%-]+):?(.*)$')
+local sellerId, home = string.match(fields[1] or '', '^register:([%w_%-]+):?(.*)$')
 local uploadId, row = string.match(jobId, '^(.+)-(%d+)$')
-if sellerId and uploadId then
-  job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = namedHome }
-else
+if not (sellerId and uploadId) then
   local data = redis.call('HGET', jobKey, 'data') or ''
   local after
   sellerId, uploadId, row, after = string.match(data, '^{"sellerId":"([%w_%-]+)","uploadId":"([^"\\]+)","row":(%d+)()[,}]')
   if sellerId then
-    job = { sellerId = sellerId, uploadId = uploadId, row = tonumber(row), home = string.match(data, '^,"home":"([^"\\]+)"', after) }
+    home = string.match(data, '^,"home":"([^"\\]+)"', after)
   else
     local ok, decoded = pcall(cjson.decode, data)
     if not ok or type(decoded) ~= 'table' or type(decoded.sellerId) ~= 'string' or decoded.uploadId == nil or decoded.row == nil then return {} end
-    job = decoded
+    sellerId, uploadId, row, home = decoded.sellerId, decoded.uploadId, decoded.row, decoded.home
   end
 end
-if string.sub(job.sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
+if string.sub(sellerId, 1, #sellerPrefix) ~= sellerPrefix then return {} end
 -- the seller's keys under its shard's tag: only when that is this queue's (its slot)
-local home = type(job.home) == 'string' and job.home ~= '' and job.home or nil
+if type(home) ~= 'string' or home == '' then home = nil end
 if home and not string.find(jobPrefix, '{' .. home .. '}', 1, true) then return {} end
 if ARGV[15] == '1' and not home then return {} end
 
 -- the row's member and the seller's keys, named as src/keys.ts names them
-local member = job.uploadId .. ':' .. string.format('%d', job.row)
-local base = home and (ns .. ':rl:{' .. home .. '}:' .. job.sellerId .. ':') or (ns .. ':rl:{' .. job.sellerId .. '}:')
+local member = uploadId .. ':' .. string.format('%d', tonumber(row))
+local base = home and (ns .. ':rl:{' .. home .. '}:' .. sellerId .. ':') or (ns .. ':rl:{' .. sellerId .. '}:')
 local sendId = member .. '#' .. nonce
 local reply = acquirePermit(base .. 'plan', base .. 'sent', base .. 'rule', base .. 'blocked', base .. 'throttle', base .. 'lag', base .. 'defer', base .. 'api-rule',
   member, sendId, tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]),
   tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[13] or '0'), firstStart, ARGV[17] == '1')
 table.insert(reply, 1, sendId)
 table.insert(reply, 1, jobId)
-table.insert(reply, job.sellerId)
+table.insert(reply, sellerId)
 table.insert(reply, home or '')
 return reply

@@ -75,8 +75,8 @@ export const jobIdFor = (uploadId: string, row: number) => `${uploadId}-${row}`;
  * tag (seller-home.ts). With the job's id (jobIdFor), it names the row for
  * permit-next.lua without the job's data: a row's data holds its product, whose
  * description may run to kilobytes, and reading it made the permit cost more the
- * longer the sheet's descriptions (bench/script-cost.ts: 25.5 µs a row with 2.7 KB
- * descriptions against 18.9 through the name).
+ * longer the sheet's descriptions (bench/script-cost.ts, SCRIPT_COST_DESCRIPTION=5000:
+ * 40.0 µs a row against 23.5 through the name).
  */
 export const jobNameFor = (sellerId: string, home: string) => (home === sellerId ? `register:${sellerId}` : `register:${sellerId}:${home}`);
 

@@ -34,9 +34,7 @@ end
 -- permit-next.lua costs 18.6 µs a row against 20.5 without it (bench/script-cost.ts, 8 rounds).
 -- sliding-window.property.int.test.ts holds both paths to the model of the rule, and
 -- sliding-window.int.test.ts the states that must leave this path.
-local function grantAtOnce(planKey, sentKey, member, sendId, limit, span, hold, now, newest, recheckReserve)
-  local top = tonumber(newest[2] or now)
-  if top > now then return nil end
+local function grantAtOnce(planKey, sentKey, member, sendId, limit, span, hold, now, planFresh, recheckReserve)
   if redis.call('ZCARD', planKey) >= limit then
     local lth = redis.call('ZREVRANGE', planKey, limit - 1, limit - 1, 'WITHSCORES')
     if tonumber(lth[2]) + span > now then return nil end
@@ -45,7 +43,7 @@ local function grantAtOnce(planKey, sentKey, member, sendId, limit, span, hold, 
   redis.call('ZADD', sentKey, now + hold, sendId)
   redis.call('ZADD', planKey, now, member)
   -- as keepKeys: no slot lies ahead, so `sent`'s need is the longer one
-  keepTtls(planKey, sentKey, recheckReserve + hold + span + 1000, span, not newest[2] or top <= now - span)
+  keepTtls(planKey, sentKey, recheckReserve + hold + span + 1000, span, planFresh)
   return true
 end
 
@@ -94,8 +92,8 @@ local function acquirePermit(planKey, sentKey, ruleKey, blockedKey, throttleKey,
   -- a slot older than the span is a stale entry (not trimmed yet): the row plans afresh
   if planned and tonumber(planned) <= now - span then planned = nil end
   -- a first call with nothing in its way (see grantAtOnce)
-  if not planned and blockedUntil <= now and not throttled and deferUntil <= now and not (flags[5] or announcing)
-      and grantAtOnce(planKey, sentKey, member, sendId, limit, span, hold, now, newest, RECHECK_RESERVE_MS) then
+  if not planned and planTop <= now and blockedUntil <= now and not throttled and deferUntil <= now and not (flags[5] or announcing)
+      and grantAtOnce(planKey, sentKey, member, sendId, limit, span, hold, now, planFresh, RECHECK_RESERVE_MS) then
     return { 1, 0, limit, window, 0, now, now, 0, 0 }
   end
 
