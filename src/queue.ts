@@ -34,6 +34,13 @@ export interface RegistrationJob {
    * does not call the row unsent (steering/cancel.ts, cancelDetailOf).
    */
   failingSince?: number;
+  /**
+   * The row's call may have left under an earlier job of it: the same file uploaded
+   * again after a cancel that ended the row `cancelled` with a call unanswered
+   * (steering/cancel.ts, reopenCancelled). A cancel of this job does not call the row
+   * unsent either.
+   */
+  calledBefore?: true;
 }
 
 /**

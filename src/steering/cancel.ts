@@ -52,10 +52,11 @@ export const cancelAfterCallDetail = {
 /**
  * How a cancelled row is told: a row whose call may have left (`failingSince` is set
  * once a call got no usable answer; a stalled job was held by a worker that stopped,
- * maybe mid-call) is not said to be unsent.
+ * maybe mid-call; `calledBefore`: an earlier job of the row was cancelled so) is not
+ * said to be unsent.
  */
-export function cancelDetailOf(job: { data: { failingSince?: number }; stalledCounter?: number }): typeof cancelDetail | typeof cancelAfterCallDetail {
-  return job.data.failingSince !== undefined || (job.stalledCounter ?? 0) > 0 ? cancelAfterCallDetail : cancelDetail;
+export function cancelDetailOf(job: { data: { failingSince?: number; calledBefore?: true }; stalledCounter?: number }): typeof cancelDetail | typeof cancelAfterCallDetail {
+  return job.data.failingSince !== undefined || job.data.calledBefore === true || (job.stalledCounter ?? 0) > 0 ? cancelAfterCallDetail : cancelDetail;
 }
 
 /**
@@ -116,15 +117,23 @@ export async function cancelUpload(
  * The same file uploaded again after a cancel: its cancelled rows are counted
  * out again and returned, so that the producer enqueues exactly them (under
  * their own job ids and idempotency keys: nothing already registered is sent).
+ * `calledBefore`: those of them cancelled after a call that got no answer. Their
+ * new jobs carry it, so that a cancel before they are sent again still says the
+ * marketplace may have them (it may: the key is the same).
  */
-export async function reopenCancelled(redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet): Promise<number[]> {
+export async function reopenCancelled(
+  redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet,
+): Promise<{ rows: number[]; calledBefore: Set<number> }> {
   const ns = namespaceOf(config.queuePrefix);
   const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
-  if (!(await redis.hget(keys.upload, 'cancelledAt'))) return [];
+  const calledBefore = new Set<number>();
+  if (!(await redis.hget(keys.upload, 'cancelledAt'))) return { rows: [], calledBefore };
   const rows = await redis.hgetall(keys.rows);
-  const cancelled = Object.entries(rows).filter(([, v]) => {
+  const cancelled = Object.entries(rows).filter(([row, v]) => {
     try {
-      return (JSON.parse(v) as { status?: string }).status === 'cancelled';
+      const detail = JSON.parse(v) as { status?: string; reason?: string };
+      if (detail.status === 'cancelled' && detail.reason === cancelAfterCallDetail.reason) calledBefore.add(Number(row));
+      return detail.status === 'cancelled';
     } catch {
       return false;
     }
@@ -140,7 +149,7 @@ export async function reopenCancelled(redis: RedisClient, config: Config, seller
   // every worker process has read that the upload is not cancelled any more before
   // its rows come again: one taken on an older view would be counted cancelled anew
   if (cancelled.length > 0) await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
-  return cancelled.sort((a, b) => a - b);
+  return { rows: cancelled.sort((a, b) => a - b), calledBefore };
 }
 
 /**

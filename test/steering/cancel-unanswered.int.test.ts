@@ -110,6 +110,18 @@ describe('cancel after calls that got no answer', () => {
     expect(rows.filter((r) => r.reason === cancelDetail.reason).length).toBeGreaterThanOrEqual(20);
     await kill(pool);
     apiOpts.dropRate = 0;
+
+    // the same file again brings the cancelled rows back under new jobs, and a cancel before
+    // any of them is sent (no pool runs) ends them again: the rows whose call may have left
+    // still say so (their new jobs had forgotten it, and were called unsent)
+    const again = await runCli(['upload', join(dir, 'LOST.xlsx'), '--seller', 'LOST', '--json'], env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ uploadId, enqueued: rows.filter((r) => r.status === 'cancelled').length });
+    expect((await runCli(['cancel', '--upload', uploadId], env)).code).toBe(0);
+    expect(await done(uploadId)).toBe(true);
+    const twice = await endOf(uploadId);
+    expect(twice.map((r) => `${r.key} ${r.reason}`)).toEqual(rows.map((r) => `${r.key} ${r.reason}`));
+    expect(api.sellerStats('LOST')).toMatchObject({ registered: atApi.size });
   }, 60_000);
 
   it('a row whose worker was killed mid-call and that comes back as a stalled job after the cancel is not called unsent', async () => {
