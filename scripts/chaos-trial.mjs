@@ -20,6 +20,9 @@
 // instead, with its sign-in: secrets rotated (the credentials file updated after a while, or only
 // at the end), tokens revoked and expired, and rules announced higher or lower; no secret or token
 // may appear in any output. It finds the open problem in docs/operations.md ("A randomized trial").
+// CHAOS_REDIS=1: Redis is also frozen now and then (SIGSTOP, then SIGCONT 0.5-5 s later; longer
+// than LOCK_DURATION_MS, the jobs in hand come back as stalled): nothing is lost, so every
+// check above must hold.
 // Each seed starts its own redis-server, mock API and pool of 6 processes. Exit 1 when a
 // seed finds a problem.
 import { execFileSync, spawn } from 'node:child_process';
@@ -44,6 +47,7 @@ const BIN = join(PACKAGE_ROOT, 'bin', 'bulk-register.js');
 const DURATION_MS = (Number(process.env.CHAOS_DURATION_S ?? 60) || 60) * 1000;
 const RULE = { max: 15, windowMs: 2000 };
 const MARKETPLACE = process.env.CHAOS_MARKETPLACE === '1';
+const REDIS_FREEZES = process.env.CHAOS_REDIS === '1';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function trial(seed) {
@@ -178,6 +182,12 @@ async function trial(seed) {
         if (signal === 'SIGKILL') await sleep(3000);
         startPool();
         say(`pool stopped by ${signal} and started again`);
+      } else if (REDIS_FREEZES && r < 0.96) {
+        const ms = 500 + Math.floor(random() * 4500);
+        redisServer.process.kill('SIGSTOP');
+        await sleep(ms);
+        redisServer.process.kill('SIGCONT');
+        say(`Redis frozen for ${ms} ms`);
       } else if (MARKETPLACE) {
         const seller = pick(sellers);
         const what = random();
