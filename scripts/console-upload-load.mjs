@@ -8,7 +8,6 @@
 // one did not. `npm run build` first.
 //   node scripts/console-upload-load.mjs
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,18 +15,12 @@ const root = join(fileURLToPath(import.meta.url), '..', '..');
 const dist = (p) => import(join(root, 'dist', 'src', p));
 const { startRedisServer, freePort } = await dist('dev/redis-server.js');
 const { buildProductSheet, sampleProducts } = await dist('fixtures/build-sheet.js');
+const { peakRssMb } = await import(join(root, 'dist', 'bench', 'harness.js'));
 
 const UPLOADS = Number(process.env.CONSOLE_LOAD_UPLOADS ?? 200) || 200;
 const ROWS = Number(process.env.CONSOLE_LOAD_ROWS ?? 40) || 40;
 const TOKEN = 'console-load-operator-0123456789';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const rssMb = (pid) => {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-};
 
 const redis = await startRedisServer();
 let consoleProcess;
@@ -48,8 +41,6 @@ try {
   }
 
   const sheets = await Promise.all(Array.from({ length: UPLOADS }, (_, i) => buildProductSheet(sampleProducts(`LOAD${i}`, ROWS))));
-  let peak = rssMb(consoleProcess.pid);
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(consoleProcess.pid))), 100);
   const t0 = Date.now();
   const answers = await Promise.all(sheets.map(async (sheet, i) => {
     const form = new FormData();
@@ -65,7 +56,7 @@ try {
     }
   }));
   const wallMs = Date.now() - t0;
-  clearInterval(sampler);
+  const peak = peakRssMb([consoleProcess.pid]);
 
   const statuses = {};
   for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;

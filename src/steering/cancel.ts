@@ -117,27 +117,26 @@ export async function cancelUpload(
  * The same file uploaded again after a cancel: its cancelled rows are counted
  * out again and returned, so that the producer enqueues exactly them (under
  * their own job ids and idempotency keys: nothing already registered is sent).
- * `calledBefore`: those of them cancelled after a call that got no answer. Their
- * new jobs carry it, so that a cancel before they are sent again still says the
- * marketplace may have them (it may: the key is the same).
+ * Each row maps to whether it was cancelled after a call that got no answer: its
+ * new job carries that, so that a cancel before it is sent again still says the
+ * marketplace may have it (it may: the key is the same).
  */
 export async function reopenCancelled(
   redis: RedisClient, config: Config, sellerId: string, uploadId: string, queues: QueueSet,
-): Promise<{ rows: number[]; calledBefore: Set<number> }> {
+): Promise<Map<number, boolean>> {
   const ns = namespaceOf(config.queuePrefix);
   const keys = await uploadKeysOf(redis, ns, sellerId, uploadId);
-  const calledBefore = new Set<number>();
-  if (!(await redis.hget(keys.upload, 'cancelledAt'))) return { rows: [], calledBefore };
-  const rows = await redis.hgetall(keys.rows);
-  const cancelled = Object.entries(rows).filter(([row, v]) => {
+  const reopened = new Map<number, boolean>();
+  if (!(await redis.hget(keys.upload, 'cancelledAt'))) return reopened;
+  for (const [row, v] of Object.entries(await redis.hgetall(keys.rows))) {
     try {
       const detail = JSON.parse(v) as { status?: string; reason?: string };
-      if (detail.status === 'cancelled' && detail.reason === cancelAfterCallDetail.reason) calledBefore.add(Number(row));
-      return detail.status === 'cancelled';
+      if (detail.status === 'cancelled') reopened.set(Number(row), detail.reason === cancelAfterCallDetail.reason);
     } catch {
-      return false;
+      // not an outcome this project wrote: left as it is
     }
-  }).map(([row]) => Number(row));
+  }
+  const cancelled = [...reopened.keys()];
   const queue = queues.get((await redis.hget(keys.upload, 'queue')) ?? config.queuePrefix);
   // a job a worker finished as cancelled keeps its id: gone first, so that the same id can be added again
   for (const row of cancelled) await queue.remove(jobIdFor(uploadId, row)).catch(() => 0);
@@ -149,7 +148,7 @@ export async function reopenCancelled(
   // every worker process has read that the upload is not cancelled any more before
   // its rows come again: one taken on an older view would be counted cancelled anew
   if (cancelled.length > 0) await new Promise((r) => setTimeout(r, PAUSE_POLL_MS + 100));
-  return { rows: cancelled.sort((a, b) => a - b), calledBefore };
+  return reopened;
 }
 
 /**

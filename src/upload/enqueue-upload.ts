@@ -66,8 +66,7 @@ export async function enqueueUpload(
     // From the moment their outcomes are cleared until their jobs are back, status must not
     // take them for lost: the `enqueuing` key says rows are being added
     await redis.set(keys.enqueuing, '1', 'PX', ENQUEUE_GRACE_MS);
-    const reopened = await reopenCancelled(redis, config, sellerId, uploadId, queues);
-    const again = new Set(reopened.rows);
+    const again = await reopenCancelled(redis, config, sellerId, uploadId, queues);
     if (again.size === 0) {
       await redis.del(keys.enqueuing);
       return { uploadId, enqueued: 0, alreadyUploaded: true };
@@ -78,7 +77,7 @@ export async function enqueueUpload(
       reservePriorities({ redis, queuePrefix: queue, ns, retentionS: config.uploadRetentionS }, sellerId, rows.length, home),
       redis.get(limiterKeys.rule),
     ]);
-    await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule }, uploadId, rows, first, reopened.calledBefore);
+    await addRows(deps, queue, { sellerId, home, keys: limiterKeys, rule }, uploadId, rows, first, again);
     await Promise.all([first.recorded, redis.del(keys.enqueuing), redis.zadd(unnotifiedKey(ns), deps.now(), uploadId)]);
     return { uploadId, enqueued: rows.length, alreadyUploaded: true, queuePrefix: queue };
   }
@@ -140,13 +139,13 @@ export async function enqueueUpload(
  * its own: in one with up to 200 deferred rows behind it, a 500-row upload's second row
  * reached the API 39-67 ms after its first, and 17-23 ms in its own (bench, single-500).
  * A raise of the seller's rule that lands while the rows are added is checked once they
- * are all in the queue. `calledBefore`: rows whose call may have left under an earlier
- * job of theirs (steering/cancel.ts, reopenCancelled); their jobs say so.
+ * are all in the queue. `calledBefore`: true for a row whose call may have left under an
+ * earlier job of it (steering/cancel.ts, reopenCancelled); its job says so.
  */
 async function addRows(
   deps: { redis: RedisClient; queues: QueueSet; config: Config },
   prefix: string, seller: { sellerId: string; home: string; keys: SellerKeys; rule: string | null }, uploadId: string,
-  rows: LoadedSheet['valid'], first: UploadStart, calledBefore: ReadonlySet<number> = new Set(),
+  rows: LoadedSheet['valid'], first: UploadStart, calledBefore?: ReadonlyMap<number, boolean>,
 ): Promise<void> {
   if (rows.length === 0) return;
   const { sellerId, home, keys } = seller;
@@ -161,7 +160,7 @@ async function addRows(
       // this key order: a job named otherwise (enqueued by an earlier version) is read from the front of its JSON
       data: {
         sellerId, uploadId, row, ...(home !== sellerId ? { home } : {}), product,
-        ...(Object.keys(attributes).length > 0 ? { attributes } : {}), ...(calledBefore.has(row) ? { calledBefore: true as const } : {}),
+        ...(Object.keys(attributes).length > 0 ? { attributes } : {}), ...(calledBefore?.get(row) ? { calledBefore: true as const } : {}),
       },
       opts: { ...options, priority: rowPriority(first, index, rows.length), jobId: jobIdFor(uploadId, row), ...(delay > 0 ? { delay } : {}) },
     };
