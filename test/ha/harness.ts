@@ -120,7 +120,13 @@ export async function runCase(
       },
     };
     await opts.beforeUploads?.(env);
-    const uploads = await Promise.all(SELLERS.map((s) => stage.upload(s, ROWS)));
+    // at most 8 upload processes at once: a hundred at once (HA_SELLERS=100) starved each other
+    // past the upload's 60 s on 2 cores
+    const uploads: Array<Awaited<ReturnType<Stage['upload']>>> = [];
+    const queue = [...SELLERS];
+    await Promise.all(Array.from({ length: Math.min(8, queue.length) }, async () => {
+      for (let s = queue.shift(); s !== undefined; s = queue.shift()) uploads.push(await stage.upload(s, ROWS));
+    }));
     for (const u of uploads) if (u.code !== 0) throw new Error(`upload before the fault exited ${u.code}: ${u.stderr}`);
     let enqueued = uploads.reduce((s, u) => s + u.enqueued, 0);
     const registered = async () => Object.values((await stats()).sellers).reduce((s, x) => s + x.registered, 0);
