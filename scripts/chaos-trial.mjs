@@ -107,7 +107,8 @@ async function trial(seed) {
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => {
+    // 'close': the process can exit before its piped output has been read
+    child.on('close', (code) => {
       outputs.push(out, err);
       resolve({ code, out, err });
     });

@@ -27,7 +27,9 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_00
       child.kill('SIGKILL');
       reject(new Error(`bulk-register ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': a process can exit before its piped output has been read, and a
+    // loaded host (a hundred uploads at once) then handed back an empty stdout
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

@@ -28,7 +28,7 @@ async function race(mode: 'naive' | 'lua', seller: string, attempts: number, rou
     const child = spawn(process.execPath, [CHILD, String(server.port), mode, seller, String(LIMIT), String(WINDOW), String(GUARD), String(rounds), String(startAt), String(attempts)]);
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out).grants) : reject(new Error(`race child exited ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out).grants) : reject(new Error(`race child exited ${code}`))));
   }));
   return Promise.all(runs);
 }
