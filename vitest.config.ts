@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Integration files (*.int.test.ts) that run alone, one at a time: they time what
@@ -51,7 +52,24 @@ export const PAIRED = [
 
 // a file renamed or gone would otherwise drop out of the list unnoticed, and run two at a time
 for (const file of [...ALONE, ...PAIRED]) {
-  if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts: ALONE names ${file}, which does not exist`);
+  if (!existsSync(new URL(file, import.meta.url))) throw new Error(`vitest.config.ts names ${file}, which does not exist`);
+}
+
+/**
+ * A sequencer that starts files in `order` (each a path's tail, e.g. 'test/x.test.ts'),
+ * the rest after them. Without one vitest starts the largest files first, by their size
+ * when it has no timings (a fresh clone).
+ */
+export function inOrder(order: readonly string[]): typeof BaseSequencer {
+  const rank = (file: string) => {
+    const i = order.findIndex((tail) => file.endsWith(`/${tail}`));
+    return i < 0 ? order.length : i;
+  };
+  return class extends BaseSequencer {
+    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+      return [...files].sort((a, b) => rank(a.moduleId) - rank(b.moduleId));
+    }
+  };
 }
 
 /** What every run of the (non-failure-suite) tests shares. */

@@ -1,6 +1,5 @@
-import { basename } from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { inOrder } from './vitest.config';
 
 /**
  * `npm run test:ha`: the failure suite (test/ha/*.ha.test.ts). Real Redis,
@@ -20,16 +19,6 @@ const ORDER = [
   'cluster-seller-master', 'lossy-failover', 'cluster-pin-master', 'sentinel-failover',
   'cluster-freeze', 'sentinel-freeze', 'freeze', 'aof-restart',
 ];
-const rank = (file: string) => {
-  const i = ORDER.indexOf(basename(file, '.ha.test.ts'));
-  return i < 0 ? ORDER.length : i;
-};
-
-class SuiteOrder extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    return [...files].sort((a, b) => rank(a.moduleId) - rank(b.moduleId));
-  }
-}
 
 export default defineConfig({
   test: {
@@ -40,6 +29,6 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     minWorkers: 2,
-    sequence: { sequencer: SuiteOrder },
+    sequence: { sequencer: inOrder(ORDER.map((name) => `${name}.ha.test.ts`)) },
   },
 });
