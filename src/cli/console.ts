@@ -14,6 +14,7 @@ import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { connectService } from './service-redis.js';
+import type { IntakeBounds } from '../console/intake.js';
 import { bullConnection } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
 
@@ -32,7 +33,7 @@ export interface RunningConsole {
  * connections, which wait for Redis as the workers do.
  * @throws ConsoleRefused on a non-loopback host with no operator token, or when the port is taken
  */
-export async function startConsole(config: Config, log: Logger, opts: { port?: number; strict?: boolean; redisWaitMs?: number } = {}): Promise<RunningConsole> {
+export async function startConsole(config: Config, log: Logger, opts: { port?: number; strict?: boolean; redisWaitMs?: number; intake?: IntakeBounds } = {}): Promise<RunningConsole> {
   const { host, operatorToken } = config.console;
   if (!isLoopbackHost(host) && operatorToken === '') {
     throw new ConsoleRefused(
@@ -50,7 +51,7 @@ export async function startConsole(config: Config, log: Logger, opts: { port?: n
     intervalMs: LIVE_INTERVAL_MS,
     onError: (err) => log.warn({ err }, 'console could not read the status from Redis'),
   });
-  const app = createConsoleApp({ redis, queues, config, log, reader, feed, now: Date.now, ...(opts.redisWaitMs !== undefined ? { redisWaitMs: opts.redisWaitMs } : {}) });
+  const app = createConsoleApp({ redis, queues, config, log, reader, feed, now: Date.now, ...(opts.redisWaitMs !== undefined ? { redisWaitMs: opts.redisWaitMs } : {}), ...(opts.intake ? { intake: opts.intake } : {}) });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port ?? config.console.port, hostname: host }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {

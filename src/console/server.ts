@@ -25,7 +25,8 @@ import { buildReport, readReportRows, UnknownUpload } from '../report/upload-rep
 import { buildTemplate } from '../report/template.js';
 import { loadTemplateColumns, type TemplateColumn } from '../report/template-columns.js';
 import { NotReplicated } from '../upload/replicated.js';
-import { submitUpload } from '../upload/submit-upload.js';
+import { submitUpload, type UploadSummary } from '../upload/submit-upload.js';
+import { IntakeLine, LINE_FULL, type IntakeBounds } from './intake.js';
 import { hostNameOf, isLoopbackHost, operatorSession, sameSecret, verifySellerToken, writeAllowed } from './access.js';
 import { LiveFeed, viewSender } from './live.js';
 import { messagePage, operatorPage, sellerPage } from './pages/pages.js';
@@ -66,6 +67,8 @@ export interface ConsoleDeps {
   now: () => number;
   /** REDIS_WAIT_MS unless given (tests). */
   redisWaitMs?: number;
+  /** The intake line's bounds unless given (tests). */
+  intake?: IntakeBounds;
 }
 
 /** A request's access, or the status and sentence that refuse it. */
@@ -82,6 +85,9 @@ export const REDIS_DOWN = 'Redis does not answer: the console can neither read n
 /** An upload that was sent to Redis before it stopped answering may still be queued once it answers again. */
 export const lateUpload = (ms: number) => `Redis did not answer within ${ms / 1000} s: the sheet may still be queued once it answers. Look at your uploads before sending it again (sending the same file again queues nothing twice).`;
 
+/** A sheet posted while the intake line (intake.ts) holds as many as it may. */
+export const lineFull = (waiting: number) => `the console has ${waiting} sheets waiting to be read before this one could be: nothing of it was queued; send it again in a minute.`;
+
 export const INTERNAL_ERROR = 'the console could not answer (an internal error was logged): try again in a moment.';
 export const LINKS_OFF = 'seller links are off on this console (CONSOLE_SECRET is not set): ask the operator.';
 export const LINK_EXPIRED = 'this seller link has expired: ask the operator for a new one.';
@@ -92,6 +98,12 @@ export const unknownUpload = (uploadId: string) => `no upload ${JSON.stringify(u
 const mebibytes = (bytes: number) => `${Number((bytes / 1024 / 1024).toFixed(1))} MiB`;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
+/**
+ * The intake line (intake.ts): sheets read and enqueued at once, and how many may wait
+ * with how many bytes. Two at once keep the host's CPU busy while one waits for Redis;
+ * 1,000 waiting 500-row sheets are about a minute of reading at the bench host's pace.
+ */
+const INTAKE: IntakeBounds = { size: 2, maxWaiting: 1000, maxWaitingBytes: 256 * 1024 * 1024 };
 /** What orLate gives for work that took longer than the wait. */
 const LATE = Symbol('late');
 
@@ -135,6 +147,42 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<typeof LATE>((resolve) => { timer = setTimeout(() => resolve(LATE), redisWaitMs); });
     return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  };
+  const intake = new IntakeLine(deps.intake ?? INTAKE);
+  /** An upload's turn in the line: its sheet read, then checked or enqueued. Throws ApiError for what refuses it. */
+  const readAndSubmit = async (bytes: Buffer, fileName: string, seller: string, dryRun: boolean): Promise<UploadSummary> => {
+    let sheet;
+    try {
+      sheet = await parseSheetBytes(bytes, fileName);
+    } catch (err) {
+      if (err instanceof UploadRejected) throw new ApiError(422, err.message);
+      throw err;
+    }
+    const enqueues = !dryRun && sheet.valid.length > 0;
+    // not queued for later: a seller told the upload failed must not find it running later
+    if (enqueues && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
+    let answered = false;
+    try {
+      // a check says whether the file was uploaded before, when Redis is there to ask
+      const lookUpEarlier = dryRun && deps.redis.status === 'ready';
+      const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config, lookUpEarlier });
+      // an answer that comes after the 503 is only logged
+      submitted.catch((err: Error) => {
+        if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
+      });
+      // only Redis makes it late (a check without the lookup reads none); the turn then passes on
+      let summary = await orLate(submitted);
+      // a Redis that stopped answering costs a check only what it would have said of an earlier upload
+      if (summary === LATE && !enqueues) summary = await submitUpload(undefined, seller, sheet, { dryRun, config });
+      if (summary === LATE) throw new ApiError(503, lateUpload(redisWaitMs));
+      if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
+      return summary;
+    } catch (err) {
+      if (err instanceof NotReplicated) throw new ApiError(503, err.message);
+      throw err;
+    } finally {
+      answered = true;
+    }
   };
   const app = new Hono();
 
@@ -332,38 +380,11 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       }
       if (file.size > MAX_FILE_BYTES) throw new ApiError(413, tooLarge(file.size).message);
       const dryRun = form.dryRun === '1' || form.dryRun === 'true';
-      let sheet;
-      try {
-        sheet = await parseSheetBytes(Buffer.from(await file.arrayBuffer()), displayName(file.name));
-      } catch (err) {
-        if (err instanceof UploadRejected) throw new ApiError(422, err.message);
-        throw err;
-      }
-      const enqueues = !dryRun && sheet.valid.length > 0;
-      // not queued for later: a seller told the upload failed must not find it running later
-      if (enqueues && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
-      let answered = false;
-      try {
-        // a check says whether the file was uploaded before, when Redis is there to ask
-        const lookUpEarlier = dryRun && deps.redis.status === 'ready';
-        const submitted = submitUpload({ redis: deps.redis, queues: deps.queues, config, now: deps.now }, seller, sheet, { dryRun, config, lookUpEarlier });
-        // an answer that comes after the 503 is only logged
-        submitted.catch((err: Error) => {
-          if (answered) log.warn({ err, sellerId: seller }, 'an upload from the console failed after its request had been answered');
-        });
-        // only Redis makes it late (a check without the lookup reads none)
-        let summary = await orLate(submitted);
-        // a Redis that stopped answering costs a check only what it would have said of an earlier upload
-        if (summary === LATE && !enqueues) summary = await submitUpload(undefined, seller, sheet, { dryRun, config });
-        if (summary === LATE) throw new ApiError(503, lateUpload(redisWaitMs));
-        if (!dryRun && summary.enqueued > 0) log.info({ sellerId: seller, uploadId: summary.uploadId, enqueued: summary.enqueued }, 'upload enqueued from the console');
-        return c.json(summary, 200);
-      } catch (err) {
-        if (err instanceof NotReplicated) throw new ApiError(503, err.message);
-        throw err;
-      } finally {
-        answered = true;
-      }
+      const bytes = Buffer.from(await file.arrayBuffer());
+      // read and enqueued in its turn (intake.ts)
+      const summary = await intake.run(bytes.length, () => readAndSubmit(bytes, displayName(file.name), seller, dryRun));
+      if (summary === LINE_FULL) throw new ApiError(503, lineFull(intake.length));
+      return c.json(summary, 200);
     },
   );
 

@@ -15,7 +15,7 @@ import ExcelJS from 'exceljs';
 import { MAX_PRODUCT_ROWS, TEMPLATE_EXAMPLE } from '../../src/excel/fields.js';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildProductSheet, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { errorReason, warningReason } from '../../src/console/assets/row-reasons.js';
-import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, REDIS_DOWN, lateUpload, unknownUpload } from '../../src/console/server.js';
+import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, REDIS_DOWN, lateUpload, lineFull, unknownUpload } from '../../src/console/server.js';
 import { notReplicated } from '../../src/upload/replicated.js';
 import { extraColumnsWarning } from '../../src/excel/parse-products.js';
 import { writeZip } from '../helpers/zip-writer.js';
@@ -95,7 +95,7 @@ describe('refusals and warnings in Korean', () => {
 
   it("translates the console API's other refusals a seller's page can meet", () => {
     expectKorean([
-      REDIS_DOWN, lateUpload(10_000), lateUpload(2500), notReplicated(1, 2000).message, INTERNAL_ERROR,
+      REDIS_DOWN, lateUpload(10_000), lateUpload(2500), lineFull(1000), notReplicated(1, 2000).message, INTERNAL_ERROR,
       LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, unknownUpload('0123456789abcdef01234567'),
     ], errorReason);
   });

@@ -101,6 +101,8 @@ const KO_API_RULES = [
   ['^Redis does not answer: the console can neither read nor change anything until it does; try again in a moment\\.$', '서버(Redis)가 응답하지 않아 지금은 조회도 변경도 할 수 없습니다. 잠시 후 다시 시도하세요.'],
   ['^Redis did not answer within ([\\d.]+) s: the sheet may still be queued once it answers\\. Look at your uploads before sending it again \\(sending the same file again queues nothing twice\\)\\.$',
     '서버(Redis)가 $1초 안에 응답하지 않았습니다. 응답이 돌아오면 시트가 등록 대기열에 들어갈 수 있으니, 다시 보내기 전에 업로드 목록을 확인하세요 (같은 파일을 다시 보내도 두 번 등록되지 않습니다).'],
+  ['^the console has ([\\d,]+) sheets waiting to be read before this one could be: nothing of it was queued; send it again in a minute\\.$',
+    '콘솔에 먼저 읽을 시트가 $1개 기다리고 있어 이 시트를 받지 못했습니다. 아무것도 등록 대기열에 들어가지 않았으니 1분 뒤에 다시 보내 주세요.'],
   ['^the rows were written to the Redis master, but none of its (\\d+) replica\\(s\\) confirmed them within (\\d+) ms, so a failover now could lose them: check the replica, then upload the file again \\(nothing is enqueued twice\\)\\.$',
     '행을 Redis 마스터에 기록했지만 복제본 $1개 중 어느 것도 $2ms 안에 확인하지 않아, 지금 장애 조치가 일어나면 사라질 수 있습니다. 운영자가 복제본을 확인한 뒤 파일을 다시 올려 주세요 (두 번 등록되지 않습니다).'],
   ['^the console could not answer \\(an internal error was logged\\): try again in a moment\\.$', '콘솔이 응답하지 못했습니다 (내부 오류가 기록되었습니다). 잠시 후 다시 시도하세요.'],
