@@ -9,6 +9,8 @@ COPY lua ./lua
 COPY src ./src
 COPY bench ./bench
 COPY fixtures ./fixtures
+# the build's second half bundles the command line (scripts/bundle.mjs)
+COPY scripts/bundle.mjs ./scripts/
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 ENV NODE_ENV=production
 ENTRYPOINT ["node", "bin/bulk-register.js"]

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 // Earlier versions have no such call.
 module.enableCompileCache?.();
 
-const entry = new URL('../dist/src/cli/index.js', import.meta.url);
+// the command line bundled with what it imports (scripts/bundle.mjs, part of the build)
+const entry = new URL('../dist/bundle/index.js', import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('bulk-register is not built yet: run `npm ci` (or `npm run build`) in the checkout first.\n');
   process.exit(1);
