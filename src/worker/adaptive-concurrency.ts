@@ -152,8 +152,6 @@ export class AdaptiveConcurrency {
   /** start time (performance.now()) of each request in flight */
   private readonly started = new Map<number, number>();
   private nextId = 0;
-  /** Whether an answer has sized the process yet (apply). */
-  private sized = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -181,7 +179,7 @@ export class AdaptiveConcurrency {
     } finally {
       const allBusy = this.started.size >= this.current;
       this.started.delete(id);
-      if (result !== undefined && answered(result)) this.apply(this.answers.observe(performance.now() - started), allBusy, true);
+      if (result !== undefined && answered(result)) this.apply(this.answers.observe(performance.now() - started), allBusy);
     }
   }
 
@@ -192,21 +190,11 @@ export class AdaptiveConcurrency {
   private tick(): void {
     this.cpu.sample();
     if (this.answers.ms !== undefined || this.started.size < this.current) return;
-    this.apply(performance.now() - Math.min(...this.started.values()), true, false);
+    this.apply(performance.now() - Math.min(...this.started.values()), true);
   }
 
-  /**
-   * The process's first answer sizes it on that answer alone, whatever the host's CPU: a
-   * pool started on a full queue keeps the host busy while its processes start (16 of
-   * them were all ready after 7 s on a 2-core host), and with the CPU gate from the first
-   * answer every process but the first stayed at one slot until about 10 s, carrying
-   * about 80 rows/s against 150-250 ms answers. The gate holds for every later change
-   * (and for growing on requests still unanswered): growing once cannot feed on itself.
-   */
-  private apply(answerMs: number, allBusy: boolean, answered: boolean): void {
-    const hostIdle = answered && !this.sized ? 1 : this.cpu.idle;
-    if (answered) this.sized = true;
-    const next = nextConcurrency(this.current, answerMs, { allBusy, hostIdle });
+  private apply(answerMs: number, allBusy: boolean): void {
+    const next = nextConcurrency(this.current, answerMs, { allBusy, hostIdle: this.cpu.idle });
     if (next === this.current) return;
     this.current = next;
     this.onChange(next, { answerMs: Math.round(answerMs), hostIdle: this.cpu.idle });

@@ -94,25 +94,13 @@ describe('adaptive concurrency', () => {
     }
   });
 
-  it('sizes itself on its first answer whatever the host CPU, then stays put while the CPU is full, however long its requests take', async () => {
+  it('stays put while the host CPU is full, however long its requests take', async () => {
     const changes: number[] = [];
     const adaptive = new AdaptiveConcurrency(1, (slots) => changes.push(slots), { sample: () => 0, idle: 0 });
     try {
-      // (a request that resolves to nothing got no answer: each here answers 'ok')
-      const first = adaptive.track(() => sleep(AdaptiveConcurrency.TICK_MS * 2 + 50).then(() => 'ok'));
-      await sleep(AdaptiveConcurrency.TICK_MS * 2);
-      // unanswered for two ticks with the CPU full: no growth on that
+      await adaptive.track(() => sleep(AdaptiveConcurrency.TICK_MS * 2 + 50));
+      expect(changes).toEqual([]);
       expect(adaptive.slots).toBe(1);
-      await first;
-      // its first answer (a pool starting keeps the host busy): the slots it calls for
-      expect(changes).toHaveLength(1);
-      const sized = adaptive.slots;
-      expect(sized).toBeGreaterThanOrEqual(concurrencyFor(AdaptiveConcurrency.TICK_MS * 2 + 50) - 1);
-      expect(sized).toBeLessThan(AUTO_MAX);
-      // every slot busy, answers slower still: with the CPU full, no more
-      await Promise.all(Array.from({ length: sized }, () => adaptive.track(() => sleep(800).then(() => 'ok'))));
-      expect(adaptive.slots).toBe(sized);
-      expect(changes).toHaveLength(1);
     } finally {
       adaptive.stop();
     }
