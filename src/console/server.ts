@@ -380,6 +380,9 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       }
       if (file.size > MAX_FILE_BYTES) throw new ApiError(413, tooLarge(file.size).message);
       const dryRun = form.dryRun === '1' || form.dryRun === 'true';
+      // Redis away: refused now, not after a turn in line that would only wait for it again
+      // (every request shares one wait for Redis; the turns are taken one pair at a time)
+      if (!dryRun && deps.redis.status !== 'ready' && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
       const bytes = Buffer.from(await file.arrayBuffer());
       // read and enqueued in its turn (intake.ts)
       const summary = await intake.run(bytes.length, () => readAndSubmit(bytes, displayName(file.name), seller, dryRun));

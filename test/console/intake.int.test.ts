@@ -92,4 +92,23 @@ describe('the console intake line', () => {
     // the refused sheet goes through when sent again
     expect(await post(c, 'full-c', sheet)).toMatchObject({ status: 200, body: { enqueued: 7 } });
   }, 60_000);
+
+  it('refuses every sheet at once while Redis is away, not one turn after another', async () => {
+    const c = await consoleWith('{intake-away}', { intake: { size: 1, maxWaiting: 20, maxWaitingBytes: 1e9 } });
+    const sheet = readFileSync(join(FIXTURES_DIR, 'seller-c-7.xlsx'));
+    await until('the console answers', async () => (await fetch(`${c.url}/api/uploads`)).status === 200, 20_000);
+    redis.process.kill('SIGKILL');
+    try {
+      await until('the console sees Redis gone', async () => (await fetch(`${c.url}/healthz`)).status === 503, 10_000);
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => post(c, `away-${i}`, sheet)));
+      for (const a of answers) expect(a).toMatchObject({ status: 503, body: { error: expect.stringMatching(/^Redis does not answer/) } });
+      // one shared wait for Redis (READY_WAIT_MS, 2 s), not six in turn
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await redis.restart();
+    }
+    await until('the console serves again', async () => (await fetch(`${c.url}/api/uploads`)).status === 200, 20_000);
+    expect(await post(c, 'away-0', sheet)).toMatchObject({ status: 200, body: { enqueued: 7 } });
+  }, 60_000);
 });
