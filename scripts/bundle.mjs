@@ -3,7 +3,7 @@
 // each bundled with what they import into dist/bundle/ (esbuild), from tsc's output in
 // dist/src/. A command then reads a few files at start instead of about 900 (bullmq,
 // zod, exceljs's reader and their trees, each resolved, stat'ed and compiled on its
-// own): `upload` of a 60-row sheet took 0.63 s of CPU instead of 1.1 s on Node 20
+// own): `upload` of a 60-row sheet took 0.61 s of CPU instead of 0.99 s on Node 20
 // (docs/operations.md, "How long a command takes to start"). Code shared by the two
 // entries, and each command's own (loaded when it runs), sits in chunks of its own.
 import { build } from 'esbuild';

@@ -7,6 +7,7 @@ import { serve } from '@hono/node-server';
 import type { Config } from '../config.js';
 import { isLoopbackHost, parseTtl, signSellerToken } from '../console/access.js';
 import { ConsoleRefused } from '../console/errors.js';
+import type { IntakeBounds } from '../console/intake.js';
 import { LiveFeed } from '../console/live.js';
 import { createConsoleApp } from '../console/server.js';
 import { SnapshotReader, type ConsoleSnapshot } from '../console/snapshot.js';
@@ -14,7 +15,6 @@ import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { QueueSet, resolveShardPrefixes } from '../queue.js';
 import { connectService } from './service-redis.js';
-import type { IntakeBounds } from '../console/intake.js';
 import { bullConnection } from '../redis.js';
 import { EXIT, UsageError } from './exit.js';
 

@@ -150,10 +150,10 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
   };
   const intake = new IntakeLine(deps.intake ?? INTAKE);
   /** An upload's turn in the line: its sheet read, then checked or enqueued. Throws ApiError for what refuses it. */
-  const readAndSubmit = async (bytes: Buffer, fileName: string, seller: string, dryRun: boolean): Promise<UploadSummary> => {
+  const readAndSubmit = async (file: File, seller: string, dryRun: boolean): Promise<UploadSummary> => {
     let sheet;
     try {
-      sheet = await parseSheetBytes(bytes, fileName);
+      sheet = await parseSheetBytes(Buffer.from(await file.arrayBuffer()), displayName(file.name));
     } catch (err) {
       if (err instanceof UploadRejected) throw new ApiError(422, err.message);
       throw err;
@@ -382,10 +382,9 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
       const dryRun = form.dryRun === '1' || form.dryRun === 'true';
       // Redis away: refused now, not after a turn in line that would only wait for it again
       // (every request shares one wait for Redis; the turns are taken one pair at a time)
-      if (!dryRun && deps.redis.status !== 'ready' && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
-      const bytes = Buffer.from(await file.arrayBuffer());
-      // read and enqueued in its turn (intake.ts)
-      const summary = await intake.run(bytes.length, () => readAndSubmit(bytes, displayName(file.name), seller, dryRun));
+      if (!dryRun && !(await redisReady())) throw new ApiError(503, REDIS_DOWN);
+      // read and enqueued in its turn (intake.ts): until then the form's file is its only copy
+      const summary = await intake.run(file.size, () => readAndSubmit(file, seller, dryRun));
       if (summary === LINE_FULL) throw new ApiError(503, lineFull(intake.length));
       return c.json(summary, 200);
     },
