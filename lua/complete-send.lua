@@ -52,8 +52,11 @@
   completion's own time instead added the worker's handling of the answer and
   the call's queueing to every place (in a traced bench run: 4 ms at the median,
   18 ms at p90, 86 ms at most), and each window of a big upload opens a span
-  after the one before's last place. The plan
-  entry only moves up (GT). A row is counted once, whatever the re-runs.
+  after the one before's last place. The row's plan entry stays at its slot:
+  `plan` only orders the rows, and `sent` alone decides a grant, so moving it
+  to the answer too (a ZADD per row, about 4 µs of the script's 30 in
+  bench/script-cost.ts) bought nothing. A row is counted once, whatever the
+  re-runs.
   The grant gave both sets a TTL of at least their newest entry + W + G + 1 s,
   which still covers an entry moved up by less than 1 s; an answer that took
   longer (a stalled worker) has the TTLs checked and raised here.
@@ -86,7 +89,6 @@ elseif sendId ~= '' then
   -- never before the send's own slot
   placed = math.max(now - math.max(0, math.floor(tonumber(ARGV[13] or '0') or 0)), sentAt)
   redis.call('ZADD', sentKey, 'XX', placed, sendId)
-  redis.call('ZADD', planKey, 'XX', 'GT', placed, member)
   if ARGV[12] ~= '0' and sentAt >= 0 and placed >= sentAt and placed - sentAt < span then
     -- moving average of the API's answer time; a single stall moves it only a fifth of the way
     -- (the average starts afresh every 10 spans: its TTL is set when it is created). A sample

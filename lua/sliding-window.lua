@@ -6,7 +6,7 @@
   has a TTL that covers its entries when the call returns (PEXPIRE in the same
   call where it fell short).
 
-  KEYS[1] plan      zset  row member -> slot handed out (later: send, then completion time)
+  KEYS[1] plan      zset  row member -> slot handed out (then when it was sent)
   KEYS[2] sent      zset  send id -> place in the window: send time + hold while the
                           request is in flight, its completion time once answered
   KEYS[3] rule      string  the seller's own rule "{max}/{windowMs}" (`limits set`; absent: defaults)

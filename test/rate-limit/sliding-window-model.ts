@@ -117,7 +117,8 @@ export class SlidingWindowModel {
   }
 
   /**
-   * ZADD XX semantics: entries trimmed by an earlier call stay gone. The answer
+   * ZADD XX semantics: entries trimmed by an earlier call stay gone. The row's
+   * plan entry stays at its slot (only `sent` moves to the answer). The answer
    * time is measured from when this send went (a row asked again since may hold
    * a newer slot), else from the row's slot.
    */
@@ -127,7 +128,6 @@ export class SlidingWindowModel {
     this.sentAt.delete(sendId);
     const sampled = this.plannedSends.delete(sendId) || this.unplannedAnswers++ % ANSWER_SAMPLE_EVERY === 0;
     if (this.sent.has(sendId)) this.sent.set(sendId, now);
-    if (slot !== undefined) this.plan.set(member, Math.max(slot, now));
     if (sampled && sentAt !== undefined && now >= sentAt && now - sentAt < this.span) {
       const sample = now - sentAt;
       this.answer = this.answer === undefined ? sample : Math.floor(this.answer * 0.8 + sample * 0.2);
