@@ -28,7 +28,7 @@ const common = {
   // process holds the source of what it loaded: the libraries' comments and indentation are most
   // of it, and a chunk with one character beyond Latin-1 (an arrow or a dash in a comment) is
   // held as a two-byte string, twice its size. At the bench's capacity, a worker process held
-  // 55-56 MB anonymous with them, 49-50 MB unbundled and 45 MB without them (bench/RESULTS.md).
+  // 55-56 MB anonymous with them, 49-50 MB unbundled and 45 MB without them (docs/operations.md).
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
