@@ -11,13 +11,29 @@
  * Sentinels' own failover by seconds. Nothing the sellers were told is lost,
  * nothing is registered twice, no 429, and every upload's counts equal what
  * the API registered.
+ *
+ * The freeze can stop the master between a write and its way to the replica.
+ * The promoted replica then lacks the pool's last grants, the pool finds so
+ * (src/rate-limit/lost-writes.ts) and no seller sends for one whole window
+ * (W + G, 12.5 s here) from then, by design: a CI run recovered 15.3 s after
+ * the freeze, 12.7 s after the switch. In such a run the bound is on finding
+ * it (within 7 s of the switch) and on going on once the window has passed
+ * (within 3 s of the end the pool logged).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSentinelSet, watchSwitch } from '../helpers/redis-sentinel.js';
 import { RUNS, cleanUp, runCase, summary, type RunResult } from './harness.js';
 
 const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 12_000);
-const results: Array<RunResult & { switchMs: number }> = [];
+const results: Array<RunResult & { switchMs: number; lostWrites?: { loggedMs: number; untilMs: number } }> = [];
+
+/** The pool's report of lost writes (pino JSON lines), in ms from the fault: when it logged it, and until when no seller sends. */
+function lostWritesOf(output: string, faultAt: number): { loggedMs: number; untilMs: number } | undefined {
+  const logged = output.split('\n').filter((l) => l.includes('may have lost its last writes'))
+    .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; suspectUntil: number });
+  if (logged.length === 0) return undefined;
+  return { loggedMs: Math.min(...logged.map((x) => x.time)) - faultAt, untilMs: Math.max(...logged.map((x) => x.suspectUntil)) - faultAt };
+}
 afterAll(() => {
   if (results.length) console.log(`[ha] ${summary(results)}`);
   cleanUp();
@@ -30,6 +46,7 @@ describe('a Sentinel master frozen past its down-after', () => {
       const switched = await watchSwitch(set);
       let frozen = false;
       let faultAt = 0;
+      let lostWrites: { loggedMs: number; untilMs: number } | undefined;
       try {
         const r = await runCase('sentinel-freeze', run, {
           REDIS_URL: 'redis://127.0.0.1:1', REDIS_SENTINELS: set.seeds, REDIS_SENTINEL_NAME: 'ha',
@@ -41,10 +58,10 @@ describe('a Sentinel master frozen past its down-after', () => {
           set.master.process.kill('SIGCONT');
           frozen = false;
           return faultAt;
-        });
+        }, { afterDone: async (stage) => { lostWrites = lostWritesOf(stage.pool.output(), faultAt); return {}; } });
         const switchMs = (switched.at() ?? NaN) - faultAt;
-        r.note = `the Sentinels announced the new master ${switchMs} ms after the freeze began`;
-        results.push({ ...r, switchMs });
+        r.note = `the Sentinels announced the new master ${switchMs} ms after the freeze began${lostWrites ? `; the pool found lost writes ${lostWrites.loggedMs} ms after it and held sends until ${lostWrites.untilMs} ms` : ''}`;
+        results.push({ ...r, switchMs, ...(lostWrites ? { lostWrites } : {}) });
       } finally {
         switched.stop();
         if (frozen) set.master.process.kill('SIGCONT');
@@ -54,8 +71,14 @@ describe('a Sentinel master frozen past its down-after', () => {
     for (const r of results) {
       expect(r, JSON.stringify(r)).toMatchObject({ lost: 0, twice: 0, tooMany: 0, countMismatch: 0 });
       expect(r.recoveryMs, JSON.stringify(r)).toBeGreaterThan(r.switchMs);
-      expect(r.recoveryMs - r.switchMs, JSON.stringify(r)).toBeLessThanOrEqual(7000);
-      expect(r.recoveryMs, JSON.stringify(r)).toBeLessThan(20_000);
+      if (r.lostWrites) {
+        // the replica lacked the last grants: one whole window's pause, found soon after the switch
+        expect(r.lostWrites.loggedMs - r.switchMs, JSON.stringify(r)).toBeLessThanOrEqual(7000);
+        expect(r.recoveryMs - r.lostWrites.untilMs, JSON.stringify(r)).toBeLessThanOrEqual(3000);
+      } else {
+        expect(r.recoveryMs - r.switchMs, JSON.stringify(r)).toBeLessThanOrEqual(7000);
+        expect(r.recoveryMs, JSON.stringify(r)).toBeLessThan(20_000);
+      }
     }
   }, 15 * 60_000);
 });
