@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,9 +37,8 @@ export const SCENARIOS = process.env.BENCH_SCENARIOS?.split(',');
 /** BENCH_ROUNDS: how many default-limiter runs many-sellers makes, each followed by a bare run (2). */
 export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2) || 2);
 export const BENCH_DIR = join(PACKAGE_ROOT, 'bench');
-/** The pool's process, bundled as the product's is (scripts/bundle.mjs); tsc's output when no bundle was built. */
-export const WORKER_ENTRY = [new URL('./bundle/bench-worker.js', import.meta.url), new URL('./bench-worker.js', import.meta.url)]
-  .map((url) => fileURLToPath(url)).find((path) => existsSync(path))!;
+/** The pool's process, bundled as the product's is (`npm run build`: scripts/bundle.mjs). */
+export const WORKER_ENTRY = fileURLToPath(new URL('./bundle/bench-worker.js', import.meta.url));
 export const PLAIN_WORKER_ENTRY = fileURLToPath(new URL('./plain-worker.js', import.meta.url));
 export const SCENARIO_TIMEOUT_MS = 150_000;
 

@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { startReplicatedCluster } from '../helpers/redis-cluster.js';
 import { shardPrefixes } from '../../src/queue-shards.js';
-import { IN_FLIGHT_MS, SELLERS, cleanUp, pinOnePerMaster, runCase, summary, type RunResult, type Stage } from './harness.js';
+import { IN_FLIGHT_MS, SELLERS, cleanUp, loggedPause, pinOnePerMaster, runCase, summary, type RunResult, type Stage } from './harness.js';
 
 const RUNS = Number(process.env.HA_CLUSTER_RUNS ?? 3);
 const SHUTDOWN_MS = 5000;
@@ -31,13 +31,6 @@ const results: Record<string, RunResult[]> = { 'cluster-seller-master': [], 'clu
 interface Pause { loggedAt: number; until: number; paused: string[]; others: string[] }
 const pauses: Array<Pause & { pausedDuring: number; othersDuring: number }> = [];
 
-/** The earliest per-master pause the pool logged (pino JSON lines), if any. */
-function pauseOf(output: string): { loggedAt: number; until: number } | undefined {
-  const lines = output.split('\n').filter((l) => l.includes('its sellers send nothing until a whole window has passed'));
-  const logged = lines.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; suspectUntil: number });
-  if (logged.length === 0) return undefined;
-  return { loggedAt: Math.min(...logged.map((x) => x.time)), until: Math.max(...logged.map((x) => x.suspectUntil)) };
-}
 afterAll(() => {
   for (const rs of Object.values(results)) if (rs.length) console.log(`[ha] ${summary(rs)}, stop ${Math.max(...rs.map((r) => r.stopMs ?? -1))} ms at most, left running ${Math.max(...rs.map((r) => r.leftRunning ?? -1))}`);
   cleanUp();
@@ -115,7 +108,7 @@ export function describeClusterFailover(target: 'seller' | 'pin'): void {
             // as a pool's many sellers spread, so that a failed master has sellers on either side
             beforeUploads: () => pinOnePerMaster(cluster.nodes[0]!.port, `{ha-${name}-${run}}`, prefixes, pins),
             afterDone: async (stage) => {
-              const pause = pauseOf(stage.pool.output());
+              const pause = loggedPause(stage.pool.output(), 'its sellers send nothing until a whole window has passed');
               if (pause && target === 'seller') {
                 const times = (await stage.stats()).sellers;
                 const during = (sellers: string[], from: number) => sellers.reduce((n, x) => n + (times[x]?.times ?? []).filter((t) => t > from && t < pause.until - 500).length, 0);

@@ -172,6 +172,17 @@ export async function runCase(
   }
 }
 
+/**
+ * A pause of sends the pool logged (pino JSON lines whose message holds `text`), if any:
+ * when it was first logged and the latest `suspectUntil` (ms since the epoch).
+ */
+export function loggedPause(output: string, text: string): { loggedAt: number; until: number } | undefined {
+  const logged = output.split('\n').filter((l) => l.includes(text))
+    .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; suspectUntil: number });
+  if (logged.length === 0) return undefined;
+  return { loggedAt: Math.min(...logged.map((x) => x.time)), until: Math.max(...logged.map((x) => x.suspectUntil)) };
+}
+
 export function cleanUp(): void {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -22,18 +22,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSentinelSet, watchSwitch } from '../helpers/redis-sentinel.js';
-import { RUNS, cleanUp, runCase, summary, type RunResult } from './harness.js';
+import { RUNS, cleanUp, loggedPause, runCase, summary, type RunResult } from './harness.js';
 
 const FREEZE_MS = Number(process.env.HA_FREEZE_MS ?? 12_000);
 const results: Array<RunResult & { switchMs: number; lostWrites?: { loggedMs: number; untilMs: number } }> = [];
-
-/** The pool's report of lost writes (pino JSON lines), in ms from the fault: when it logged it, and until when no seller sends. */
-function lostWritesOf(output: string, faultAt: number): { loggedMs: number; untilMs: number } | undefined {
-  const logged = output.split('\n').filter((l) => l.includes('may have lost its last writes'))
-    .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { time: number; suspectUntil: number });
-  if (logged.length === 0) return undefined;
-  return { loggedMs: Math.min(...logged.map((x) => x.time)) - faultAt, untilMs: Math.max(...logged.map((x) => x.suspectUntil)) - faultAt };
-}
 afterAll(() => {
   if (results.length) console.log(`[ha] ${summary(results)}`);
   cleanUp();
@@ -58,7 +50,14 @@ describe('a Sentinel master frozen past its down-after', () => {
           set.master.process.kill('SIGCONT');
           frozen = false;
           return faultAt;
-        }, { afterDone: async (stage) => { lostWrites = lostWritesOf(stage.pool.output(), faultAt); return {}; } });
+        }, {
+          afterDone: async (stage) => {
+            // the pool's report of lost writes, in ms from the fault
+            const pause = loggedPause(stage.pool.output(), 'may have lost its last writes');
+            if (pause) lostWrites = { loggedMs: pause.loggedAt - faultAt, untilMs: pause.until - faultAt };
+            return {};
+          },
+        });
         const switchMs = (switched.at() ?? NaN) - faultAt;
         r.note = `the Sentinels announced the new master ${switchMs} ms after the freeze began${lostWrites ? `; the pool found lost writes ${lostWrites.loggedMs} ms after it and held sends until ${lostWrites.untilMs} ms` : ''}`;
         results.push({ ...r, switchMs, ...(lostWrites ? { lostWrites } : {}) });
