@@ -59,7 +59,8 @@
   re-runs.
   The grant gave both sets a TTL of at least their newest entry + W + G + 1 s,
   which still covers an entry moved up by less than 1 s; an answer that took
-  longer (a stalled worker) has the TTLs checked and raised here.
+  longer (a stalled worker) has `sent`'s TTL checked and raised here. `plan`'s
+  needs no check: its entries do not move, and the grant's TTL covers them.
 
   Returns { counted (1|0), total, registered, duplicate, failed, now, nextPermitInMs, plannedAhead, recentSends, recentSpanMs, cancelled, placed }
     nextPermitInMs: when this row's count crosses a 10 % step of an unfinished
@@ -99,12 +100,10 @@ elseif sendId ~= '' then
     redis.call('HSET', lagKey, 'answer', lag)
     if old < 0 then redis.call('PEXPIRE', lagKey, span * 10) end
   end
-  -- the grant's TTLs cover an entry moved up by less than 1 s (see above): checked from 0.9 s
+  -- the grant's TTL covers an entry moved up by less than 1 s (see above): checked from 0.9 s
   if sentAt < 0 or now - sentAt >= 900 then
-    for _, key in ipairs({ sentKey, planKey }) do
-      local ttl = redis.call('PTTL', key)
-      if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', key, span + 1000) end
-    end
+    local ttl = redis.call('PTTL', sentKey)
+    if ttl >= 0 and ttl < span + 1000 then redis.call('PEXPIRE', sentKey, span + 1000) end
   end
 end
 
