@@ -49,6 +49,8 @@ export interface RunResult {
   stopMs?: number;
   leftRunning?: number;
   note?: string;
+  /** Where the run's pool log is kept. */
+  log?: string;
 }
 
 interface Stats {
@@ -66,6 +68,9 @@ export interface Stage {
 
 const RESULTS = join(tmpdir(), 'bulk-register-ha.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'bulk-register-ha-'));
+/** Each run's pool log, kept after the suite, one directory per suite process: a later run does not overwrite an earlier one's. */
+const LOGS = mkdtempSync(join(tmpdir(), 'bulk-register-ha-logs-'));
+const logOf = (name: string, run: number) => join(LOGS, `${name}-${run}.log`);
 let sheetNo = 0;
 
 export async function waitUntil(what: string, test: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 50): Promise<void> {
@@ -155,6 +160,7 @@ export async function runCase(
       twice: all.reduce((n, x) => n + x.duplicates, 0),
       tooMany: all.reduce((n, x) => n + x.tooMany, 0),
       recoveryMs: Number.isFinite(next) ? next - faultAt : -1,
+      log: logOf(name, run),
       statusLost: report.uploads.reduce((n, u) => n + (u.lost ?? 0), 0),
       countMismatch: SELLERS.reduce((n, seller) => {
         const counted = report.uploads.filter((u) => u.sellerId === seller).reduce((m, u) => m + u.registered + u.duplicate, 0);
@@ -166,7 +172,7 @@ export async function runCase(
     console.log(`[ha] ${JSON.stringify(result)}`);
     return result;
   } finally {
-    writeFileSync(join(tmpdir(), `bulk-register-ha-${name}-${run}.log`), pool.output());
+    writeFileSync(logOf(name, run), pool.output());
     await pool.stop('SIGKILL');
     await api.stop();
   }
