@@ -68,7 +68,7 @@ export interface Stage {
 
 const RESULTS = join(tmpdir(), 'bulk-register-ha.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'bulk-register-ha-'));
-/** Each run's pool log, kept after the suite, one directory per suite process: a later run does not overwrite an earlier one's. */
+/** Each run's pool log, kept after the suite, in a directory per test file (each loads this harness anew): a later run does not overwrite an earlier one's. */
 const LOGS = mkdtempSync(join(tmpdir(), 'bulk-register-ha-logs-'));
 const logOf = (name: string, run: number) => join(LOGS, `${name}-${run}.log`);
 let sheetNo = 0;
