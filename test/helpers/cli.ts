@@ -61,7 +61,13 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv): Running {
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // once its output is read to the end ('close'), as runCli waits: at 'exit' the last lines
+  // may still be in the pipe. A process that leaves children holding the pipe (a pool whose
+  // worker outlives its supervisor) would keep 'close' back, so 'exit' and 2 s will do too
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => {
+    const grace = setTimeout(() => r(code), 2000);
+    child.once('close', () => { clearTimeout(grace); r(code); });
+  }));
   return {
     child,
     output: () => out,
