@@ -12,7 +12,7 @@
  *   out those that arrive within IN_FLIGHT_MS of it (granted before the fault:
  *   no Redis could grant anything that soon after one).
  */
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENGLISH_HEADERS, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
@@ -70,6 +70,17 @@ const RESULTS = join(tmpdir(), 'bulk-register-ha.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'bulk-register-ha-'));
 /** Each run's pool log, kept after the suite, in a directory per test file (each loads this harness anew): a later run does not overwrite an earlier one's. */
 const LOGS = mkdtempSync(join(tmpdir(), 'bulk-register-ha-logs-'));
+/** Log directories of earlier suites are removed once they are this old (ms): a suite's own, and the one running beside it, are younger. */
+const LOGS_KEPT_MS = 24 * 3600_000;
+for (const name of readdirSync(tmpdir())) {
+  if (!name.startsWith('bulk-register-ha-logs-')) continue;
+  const path = join(tmpdir(), name);
+  try {
+    if (Date.now() - statSync(path).mtimeMs > LOGS_KEPT_MS) rmSync(path, { recursive: true, force: true });
+  } catch {
+    // removed by the file running beside this one
+  }
+}
 const logOf = (name: string, run: number) => join(LOGS, `${name}-${run}.log`);
 let sheetNo = 0;
 
