@@ -221,6 +221,11 @@ function readUrl(field: Field, cell: SheetCell | undefined): Check<string> {
     // reported below
   }
   if (text.length > MAX_URL_CHARS) return { ok: false, message: `${field} must be at most ${fmt(MAX_URL_CHARS)} characters (got ${fmt(text.length)})` };
+  // a hyperlink whose shown text is not its address: the cell's text is what is read (excel-format.md)
+  const link = cell.link === undefined ? '' : stripControls(cell.link).trim();
+  if (link !== '' && link !== text) {
+    return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)}, a link to ${quote(link)}: type the address itself in the cell)` };
+  }
   return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)})` };
 }
 

@@ -99,7 +99,9 @@ export function toSheetCell(value: unknown): SheetCell {
     if ('error' in v) return { kind: 'error', text: `the error ${String(v.error)}`, code: String(v.error) };
     if ('text' in v || 'hyperlink' in v) {
       const text = toSheetCell(v.text);
-      return isEmptyCell(text) && typeof v.hyperlink === 'string' ? textOf(v.hyperlink) : text;
+      if (typeof v.hyperlink !== 'string') return text;
+      if (isEmptyCell(text)) return textOf(v.hyperlink);
+      return text.kind === 'text' ? { ...text, link: v.hyperlink } : text;
     }
   }
   return { kind: 'error', text: 'a value that cannot be read' };
@@ -167,8 +169,10 @@ function replaceFound<T extends { row: number; col: number }>(header: SheetCell[
 
 /**
  * The empty cells of the rows read that a hyperlink covers take its target
- * (excel-format.md); not the header's, which name columns. At most as many
- * cells are visited as the rows can hold, however many links cover them.
+ * (excel-format.md); not the header's, which name columns. A cell that shows
+ * text of its own keeps it, and notes the target for a message that refuses
+ * the text (an imageUrl cell showing "photo"). At most as many cells are
+ * visited as the rows can hold, however many links cover them.
  */
 function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
   let visits = rows.length * MAX_COLUMNS;
@@ -178,7 +182,11 @@ function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
       if (row > link.bottom) break;
       for (let col = link.left; col <= Math.min(link.right, MAX_COLUMNS - 1); col++) {
         if (--visits < 0) return;
-        if (!isEmptyCell(cells[col])) continue;
+        const shown = cells[col];
+        if (!isEmptyCell(shown)) {
+          if (shown!.kind === 'text' && shown!.link === undefined) cells[col] = { ...shown!, link: link.target };
+          continue;
+        }
         for (let i = cells.length; i < col; i++) cells[i] = EMPTY;
         cells[col] = textOf(link.target);
       }

@@ -1,7 +1,8 @@
 /** A cell as the rules see it, whatever the file format it came from. */
 export type SheetCell =
   | { kind: 'empty' }
-  | { kind: 'text'; text: string }
+  /** `link`: the target of a hyperlink on the cell, where the cell shows text of its own (kept for messages). */
+  | { kind: 'text'; text: string; link?: string }
   /** `shown`: the text the cell shows, where its format pads the number with zeros ("00000" shows 12 as 00012). */
   | { kind: 'number'; value: number; shown?: string }
   | { kind: 'bool'; value: boolean }

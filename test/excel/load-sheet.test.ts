@@ -169,7 +169,11 @@ describe('cells as real spreadsheets hold them', () => {
       [2, 'https://img.example.com/1.jpg?w=1&h=2'], [3, 'https://img.example.com/2.jpg?w=1&h=2'],
       [5, 'https://img.example.com/4.jpg?w=1&h=2'], [6, 'https://img.example.com/4.jpg?w=1&h=2'],
     ]);
-    expect(s.errors).toEqual([{ row: 4, column: 'imageUrl', message: 'imageUrl must be an http or https URL (got "see the image")' }]);
+    // the cell's own text is read; the message names where its link leads
+    expect(s.errors).toEqual([{
+      row: 4, column: 'imageUrl',
+      message: 'imageUrl must be an http or https URL (got "see the image", a link to "https://img.example.com/3.jpg?w=1&h=2": type the address itself in the cell)',
+    }]);
   });
 
   it('reads numbers stored as text, and refuses decimals for whole-number fields', async () => {

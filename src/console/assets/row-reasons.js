@@ -25,6 +25,8 @@ const KO_RULES = [
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\); a dot between digit groups is a thousands separator in some countries and a decimal point in others: type the digits only \\((\\S+) if the dots? separates? thousands\\)$`,
     '$2 ~ $3 사이의 정수여야 합니다 (입력: $4). 숫자 사이의 점은 나라에 따라 천 단위 구분 기호로도 소수점으로도 쓰이니 숫자만 입력하세요 (점이 천 단위 구분이라면 $5)'],
   [`^${FIELD} must be a whole number from ([\\d,-]+) to ([\\d,]+) \\(got (.*)\\)$`, '$2 ~ $3 사이의 정수여야 합니다 (입력: $4)'],
+  [`^${FIELD} must be an http or https URL \\(got (".*"), a link to (".*"): type the address itself in the cell\\)$`,
+    'http 또는 https로 시작하는 주소여야 합니다 (입력: $2, 링크: $3). 셀에 주소를 직접 입력하세요'],
   [`^${FIELD} must be an http or https URL \\(got (.*)\\)$`, 'http 또는 https로 시작하는 주소여야 합니다 (입력: $2)'],
   [`^duplicate sku, first seen in row (\\d+)$`, '같은 판매자상품코드가 $1행에 이미 있습니다'],
   [`^${FIELD} holds (?:the error )?(.+)$`, '셀에 $2 오류가 있습니다. 수식 대신 값을 입력하세요'],
