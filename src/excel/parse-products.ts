@@ -76,8 +76,13 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** A value quoted for a message: control characters removed, long text cut. */
 export function quote(text: string): string {
+  return quoteUpTo(text, 40);
+}
+
+/** As quote, cut only past `max` characters. */
+function quoteUpTo(text: string, max: number): string {
   const clean = stripControls(text);
-  return JSON.stringify(clean.length > 40 ? `${clean.slice(0, 37)}...` : clean);
+  return JSON.stringify(clean.length > max ? `${clean.slice(0, max - 3)}...` : clean);
 }
 
 // C0 and C1 control characters, except tab and line breaks.
@@ -221,10 +226,11 @@ function readUrl(field: Field, cell: SheetCell | undefined): Check<string> {
     // reported below
   }
   if (text.length > MAX_URL_CHARS) return { ok: false, message: `${field} must be at most ${fmt(MAX_URL_CHARS)} characters (got ${fmt(text.length)})` };
-  // a hyperlink whose shown text is not its address: the cell's text is what is read (excel-format.md)
+  // a hyperlink whose shown text is not its address: the cell's text is what is read (excel-format.md),
+  // and the address is quoted whole up to a long URL's length, for the seller to copy
   const link = cell.link === undefined ? '' : stripControls(cell.link).trim();
   if (link !== '' && link !== text) {
-    return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)}, a link to ${quote(link)}: type the address itself in the cell)` };
+    return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)}, a link to ${quoteUpTo(link, 200)}: type the address itself in the cell)` };
   }
   return { ok: false, message: `${field} must be an http or https URL (got ${quote(text)})` };
 }

@@ -26,7 +26,7 @@ describe('row reasons in Korean', () => {
       row({ 0: 'B-8', 4: { error: '#N/A' } }), // an error cell
       row({ 0: 'B-7' }), // duplicate sku
       row({ 0: 'B-9', 2: '12,00' }), // a misplaced thousands separator
-      row({ 0: 'B-10', 7: { text: 'photo', hyperlink: 'https://img.example.com/2.jpg' } }), // a link showing other text
+      row({ 0: 'B-10', 7: { text: 'photo', hyperlink: 'https://img.example.com/products/2026/mug-front-large.jpg' } }), // a link showing other text, quoted whole
     ] as never), 'rules.xlsx');
     const messages = sheet.errors.map((e) => e.message);
     expect(messages).toHaveLength(12);
@@ -48,7 +48,7 @@ describe('row reasons in Korean', () => {
       '셀에 #N/A 오류가 있습니다. 수식 대신 값을 입력하세요',
       '같은 판매자상품코드가 9행에 이미 있습니다',
       '1 ~ 1,000,000,000 사이의 정수여야 합니다 (입력: "12,00"). 소수점 쉼표나 잘못된 자리의 천 단위 구분 기호는 쓸 수 없으니 구분 기호 없이 숫자만 입력하세요',
-      'http 또는 https로 시작하는 주소여야 합니다 (입력: "photo", 링크: "https://img.example.com/2.jpg"). 셀에 주소를 직접 입력하세요',
+      'http 또는 https로 시작하는 주소여야 합니다 (입력: "photo", 링크: "https://img.example.com/products/2026/mug-front-large.jpg"). 셀에 주소를 직접 입력하세요',
     ]);
     expect(sheet.errors.map((e) => STRINGS.ko.columns[e.column])).toEqual(
       ['판매자상품코드', '상품명', '판매가', '판매가', '재고수량', '카테고리코드', '재고수량', '대표이미지', '카테고리코드', '판매자상품코드', '판매가', '대표이미지'],
