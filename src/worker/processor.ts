@@ -22,22 +22,22 @@
 import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../logger.js';
-import { uploadKeys, namespaceOf, rowMember, sellerKeys } from '../keys.js';
+import { uploadKeys, namespaceOf, rowMember } from '../keys.js';
 import { writeTogether, type RedisClient } from '../redis.js';
-import type { FinishedRow, Outcome, Permit, PermitAhead, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
+import type { Outcome, Permit, PermitLimiter, QueueKeys, UploadCounts } from '../rate-limit/limiter.js';
 import type { RegistrationClient } from '../registration/client.js';
 import { throttleWaitMs, type ApiOutcome } from '../registration/outcome.js';
 import type { CredentialStore } from '../registration/credentials.js';
 import type { SellerTokens } from '../registration/tokens.js';
-import type { AnnouncedRule } from '../registration/adapter.js';
-import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
 import { HELD_RECHECK_MS, noteHeld, pauseSeller, type Pause, type PauseWatch } from '../steering/pauses.js';
 import { cancelDetailOf } from '../steering/cancel.js';
-import { FailureStreak, TRIP_AFTER, apiProbeKey, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe, usableAnswer, type FailingVerdict } from '../steering/outage.js';
+import { apiProbeKey, clearApiFailing, usableAnswer } from '../steering/outage.js';
 import { logRowCounted, logThrottleEvent, type Rate } from '../progress/progress-log.js';
 import { PRIORITY, type QueueSet, type RegistrationJob } from '../queue.js';
 import { replayRegistered, type Replay, type ReplayDeps } from '../steering/replay-check.js';
-import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
+import { AnnouncedRules } from './announced-rules.js';
+import { ApiHealth } from './api-health.js';
+import { PermitsAhead } from './permits-ahead.js';
 
 /** A failed attempt that BullMQ should retry (with backoff and the same key). */
 export class TransientFailure extends Error {
@@ -106,9 +106,6 @@ export function wakeBefore(permit: Permit): number {
   return leads ? permit.waitMs - WAKE_LEAD_MS : permit.waitMs;
 }
 
-/** How long a process trusts that the rule it last announced for a seller is the one in Redis (ms): then it writes it again. */
-const RULE_REWRITE_MS = 10_000;
-
 export type ProcessResult = { outcome: Outcome; productId?: string; reason?: string };
 
 export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<ProcessResult>) & {
@@ -123,12 +120,6 @@ export type Processor = ((job: Job<RegistrationJob>, token?: string) => Promise<
   fetching(queue: QueueKeys, token: string): void;
 };
 
-/** When a call's permit was granted and its answer came, on Redis's clock (ms). */
-interface CallTimes {
-  grantedAt: number;
-  answeredAt: number;
-}
-
 /** The hash tag of the job's seller's keys: its pinned shard's on a cluster (seller-home.ts), else its own. */
 const homeOfJob = (job: Job<RegistrationJob>): string => job.data.home ?? job.data.sellerId;
 
@@ -136,51 +127,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const { limiter, api, log } = deps;
   const ns = namespaceOf(limiter.settings.queuePrefix);
   const countsInFlight = new Set<Promise<void>>();
-  /** Permits asked ahead, by the lock token BullMQ hands the next job with. */
-  const permitsAhead = new Map<string, Promise<PermitAhead | undefined>>();
-  // A send id's nonce: unique per HTTP attempt across the pool (this processor's random
-  // prefix, then a count), without reading the system's random source at every row
-  // (randomBytes per row was 2.4 % of a worker's CPU at capacity, in a CPU profile)
-  const noncePrefix = randomBytes(6).toString('hex');
-  let sends = 0;
-  const nonce = () => `${noncePrefix}${(sends++).toString(36)}`;
-
-  /** Issued last in the write that finishes a row: the permit for the row BullMQ fetches with it. */
-  function askAhead(queue: QueueKeys, token: string, finished: FinishedRow | undefined, together: number, position: number): void {
-    // the completions went in the order of their asks, each pushing the job it fetched to the
-    // head of the active list: this one's job lies behind those fetched after it
-    const asked: Promise<PermitAhead | undefined> = limiter.permitNext!(queue, token, nonce(), finished, together, together - 1 - position)
-      .catch((err: Error) => {
-        log.debug({ err }, 'no permit ahead: the row will ask for its own');
-        return undefined;
-      })
-      .then((ahead) => {
-        // none fetched: nothing will come for this token
-        if (!ahead && permitsAhead.get(token) === asked) permitsAhead.delete(token);
-        return ahead;
-      });
-    permitsAhead.set(token, asked);
-  }
-
-  /** The permit asked ahead for this very job, if any (taken: asked once). */
-  async function permitAheadOf(job: Job<RegistrationJob>, token: string | undefined): Promise<PermitAhead | undefined> {
-    const asked = token === undefined ? undefined : permitsAhead.get(token);
-    if (!asked) return undefined;
-    permitsAhead.delete(token!);
-    const ahead = await asked;
-    if (ahead && ahead.jobId === job.id) return ahead;
-    // BullMQ hands a job fetched by a completion the token of the finished one, and
-    // permit-next.lua found the job locked with it: another job here means that changed
-    if (ahead) log.warn({ askedFor: ahead.jobId, jobId: job.id }, 'a permit asked ahead was for another job; the row asks for its own');
-    return undefined;
-  }
-
-  /** The row's permit: the one asked ahead for this very job, else one asked now. */
-  async function permitFor(job: Job<RegistrationJob>, ahead: PermitAhead | undefined, member: string): Promise<{ permit: Permit; sendId: string }> {
-    if (ahead) return ahead;
-    const sendId = `${member}#${nonce()}`;
-    return { permit: await limiter.acquire(job.data.sellerId, member, sendId, homeOfJob(job)), sendId };
-  }
+  const permits = new PermitsAhead(limiter, log, randomBytes(6).toString('hex'));
+  const health = new ApiHealth({ redis: deps.redis, ns, log, pauses: deps.pauses, now: deps.now, onApiBack: deps.onApiBack });
+  const rules = new AnnouncedRules({ redis: deps.redis, ns, log, settings: limiter.settings, now: deps.now, pauses: deps.pauses, queues: deps.queues });
 
   /** A permit granted and not used: no call left with it, so it holds no place in the seller's window (no row counted). */
   async function giveBack(job: Job<RegistrationJob>, granted: { permit: Permit; sendId: string } | undefined): Promise<void> {
@@ -251,8 +200,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   /** Sellers whose Retry-After was cut to MAX_RETRY_AFTER_MS and said so (once each). */
   const clampedFor = new Set<string>();
 
-  /** This process's calls in a row without a usable answer (steering/outage.ts). */
-  const streak = new FailureStreak();
   const OUTAGE = { reason: 'the registration API is unavailable' };
   /** A row held for an outage looks again after this, plus up to 1.5 times it (ms). */
   const OUTAGE_RECHECK_MS = 2000;
@@ -261,100 +208,6 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     redis: deps.redis, ns, api, limiter, log, credentials: deps.credentials, tokens: deps.tokens,
     paused: (sellerId) => deps.pauses?.of(sellerId) !== undefined, now: deps.now,
   };
-
-  /** While the API counts as unavailable: true when this row goes as the pool's probe. */
-  async function mayProbe(): Promise<boolean> {
-    return takeProbe(deps.redis, ns).catch(() => false);
-  }
-
-  /**
-   * That the API answered, for rows deciding whether they failed in an outage: written at most
-   * once a second by this process, the latest answered row's permit time and answer time on
-   * Redis's clock, and the last ones of a second always (trailing), so that no answer goes
-   * unsaid for longer than a second.
-   */
-  const answered = { writtenAt: 0, granted: 0, answered: 0, timer: undefined as NodeJS.Timeout | undefined };
-  function noteAnswered(at: CallTimes): void {
-    answered.granted = Math.max(answered.granted, at.grantedAt);
-    answered.answered = Math.max(answered.answered, at.answeredAt);
-    if (answered.timer) return;
-    const write = () => {
-      answered.timer = undefined;
-      answered.writtenAt = deps.now();
-      void markApiAnswered(deps.redis, ns, answered.granted, answered.answered).catch(() => undefined);
-    };
-    const wait = answered.writtenAt + 1000 - deps.now();
-    if (wait <= 0) write();
-    else (answered.timer = setTimeout(write, wait)).unref();
-  }
-
-  /**
-   * A call's result for the breaker. `down`: the API now counts as unavailable; `verdict`: for
-   * a call without a usable answer, what the other rows' answers say of it (failingVerdict;
-   * undefined when Redis could not be asked), which also judges the row's last attempt.
-   * `row`: the row it was for (its retries count once); `failingSince`: the permit time of
-   * the row's first call without a usable answer, if one came before this call.
-   */
-  async function noteAnswer(usable: boolean, row: string, at: CallTimes, failingSince: number | undefined): Promise<{ down: boolean; verdict?: FailingVerdict }> {
-    if (!deps.pauses) return { down: false };
-    const now = deps.now();
-    if (usable) {
-      if (failingSince !== undefined) void clearApiFailing(deps.redis, ns, row).catch(() => undefined);
-      streak.reset();
-      noteAnswered(at);
-      if (deps.pauses.apiDown()) {
-        deps.pauses.noteApi(undefined);
-        if (await markApiUp(deps.redis, ns, now).catch(() => false)) {
-          log.info('the registration API answers again: the pool resumes sending');
-          deps.onApiBack?.();
-        }
-      }
-      return { down: false };
-    }
-    void markApiFailing(deps.redis, ns, row, at.grantedAt).catch(() => undefined);
-    if (deps.pauses.apiDown()) return { down: true };
-    const verdict = await failingVerdict(deps.redis, ns, row, failingSince ?? at.grantedAt, failingSince !== undefined).catch(() => undefined);
-    // only a call nothing tells from an outage counts: rows the API fails while it answers
-    // others (several of a sheet's, their retries once the rest are done) must not stop the pool
-    if (verdict !== undefined && verdict !== 'alone') return { down: false, verdict };
-    if (!streak.note(false, now, row)) return { down: false, verdict };
-    await apiUnavailable({ callsWithoutAnswer: TRIP_AFTER });
-    return { down: true, verdict };
-  }
-
-  /** Opens the breaker for the pool (`why`: what the log line says of it). */
-  async function apiUnavailable(why: Record<string, unknown>): Promise<void> {
-    const now = deps.now();
-    deps.pauses?.noteApi({ since: now });
-    if (await markApiDown(deps.redis, ns, now).catch(() => false)) {
-      log.warn(why, 'the registration API is unavailable: the pool holds its rows (no attempt used) and probes every 2 s');
-    }
-  }
-
-  /** Rules this process last wrote, by seller, and when. */
-  const announced = new Map<string, { value: string; at: number }>();
-  async function noteRule(sellerId: string, home: string, rule: AnnouncedRule): Promise<void> {
-    const value = `${rule.max}/${rule.windowMs}`;
-    const last = announced.get(sellerId);
-    const now = deps.now();
-    if (last && last.value === value && now - last.at < RULE_REWRITE_MS) return;
-    // the pool learns that the marketplace announces rules (seller-limits.ts): known in this
-    // process at once, in the others from the steering hash, written while its last read lacked it
-    if (deps.pauses?.noteRulesAnnounced()) {
-      void noteRulesAnnounced(deps.redis, ns).catch((err: Error) => log.warn({ err }, 'could not record that the marketplace announces rules; written again with the next rule'));
-    }
-    const before = await announceRule(deps.redis, ns, sellerId, rule, home);
-    if (!last || last.value !== value) log.info({ sellerId, max: rule.max, windowMs: rule.windowMs }, 'the marketplace announced the seller\'s rule: in force from the next permit');
-    // a higher rule: rows the producer deferred under the old one ask now (only the process whose write replaced it)
-    if (deps.queues && before !== value && ruleRaised(before, value, limiter.settings)) {
-      void bringDeferredForward(deps.redis, sellerKeys(ns, sellerId, home), deps.queues, log)
-        .then((rows) => rows > 0 && log.info({ sellerId, rows, max: rule.max, windowMs: rule.windowMs }, 'the seller\'s rule was raised: its deferred rows ask for permits now'))
-        .catch((err: Error) => log.warn({ err, sellerId }, 'could not bring the seller\'s deferred rows forward; they wait for their windows'));
-    }
-    announced.delete(sellerId);
-    announced.set(sellerId, { value, at: now });
-    if (announced.size > 10_000) announced.delete(announced.keys().next().value!);
-  }
 
   async function uploadCounts(sellerId: string, home: string, uploadId: string): Promise<UploadCounts> {
     const v = await deps.redis.hmget(uploadKeys(ns, sellerId, uploadId, home).upload, 'total', 'registered', 'duplicate', 'failed');
@@ -378,7 +231,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const member = rowMember(uploadId, row);
     const rate = (limit: number, windowMs: number): Rate => ({ limit, windowMs, guardMs: limiter.settings.guardMs });
 
-    const ahead = await permitAheadOf(job, token);
+    const ahead = await permits.take(job.id, token);
     if (deps.pauses?.cancelled(uploadId)) return cancelRow(job, ahead);
     const paused = deps.pauses?.of(sellerId);
     if (paused) {
@@ -388,7 +241,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // the API counts as unavailable: one row a second in the pool goes as a probe, the rest wait
     let probe = false;
     if (deps.pauses?.apiDown()) {
-      probe = await mayProbe();
+      probe = await health.mayProbe();
       if (!probe) {
         await giveBack(job, ahead);
         return hold(job, token, OUTAGE, true);
@@ -403,7 +256,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       accessToken = t;
     }
 
-    const granted = await permitFor(job, ahead, member);
+    const granted = await permits.permitFor(ahead, sellerId, member, home);
     const { permit, sendId } = granted;
     deps.onEvent?.('permit', sellerId);
     if (granted === ahead) deps.onEvent?.('permitAhead', sellerId);
@@ -455,7 +308,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // on Redis's clock: the grant, and the answer (the send, the grant plus the wait it asked
     // for, and the call's length)
     const times = { grantedAt: permit.redisNow, answeredAt: permit.redisNow + permit.waitMs + Math.round(answerAt - callStart) };
-    const noted = usable === undefined ? undefined : await noteAnswer(usable, member, times, job.data.failingSince);
+    const noted = usable === undefined ? undefined : await health.noteAnswer(usable, member, times, job.data.failingSince);
     if (noted?.down) {
       // no usable answer while the API is down: the row waits for it, without using an attempt
       await limiter.complete(ids, undefined, deps.uploadRetentionS);
@@ -464,7 +317,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     }
     // a rule the marketplace announced is in force before this row is counted and any next permit
     if (outcome.rule) {
-      await noteRule(sellerId, home, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
+      await rules.note(sellerId, home, outcome.rule).catch((err: Error) => log.warn({ err, sellerId }, 'could not record the rule the marketplace announced'));
     }
 
     if (outcome.kind === 'throttled') {
@@ -530,7 +383,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       if (replay === 'answered') {
         verdict = 'answered';
         // an answer, as any other is: this process's count of calls without one starts again
-        streak.reset();
+        health.resetStreak();
       }
       if (verdict !== 'answered') {
         await limiter.complete(ids, undefined, deps.uploadRetentionS);
@@ -547,7 +400,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
         // so that status, both console pages and the metric say why the row waits. The row goes
         // on as the pool's probe, and the first other row answered closes the breaker; its next
         // call is then judged with that answer, and fails.
-        if (job.data.failingSince !== undefined && verdict === 'alone') await apiUnavailable({ sellerId, uploadId, row, reason: outcome.reason });
+        if (job.data.failingSince !== undefined && verdict === 'alone') await health.unavailable({ sellerId, uploadId, row, reason: outcome.reason });
         return hold(job, token, OUTAGE, true);
       }
       // failing no more (marked by this call, or by one before it): rows failing beside it are not unclear for it
@@ -565,7 +418,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     // and behind them the permit for the row BullMQ fetches with that completion
     const queue = deps.permitAheadFor?.(job);
     const countAhead = typeof deps.countAhead === 'function' ? deps.countAhead(job) : deps.countAhead === true;
-    if (countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together, position) => askAhead(queue, token, { jobId: job.id!, sellerId }, together, position) : undefined);
+    if (countAhead) writeTogether(deps.redis, queue && limiter.permitNext && token && job.id ? (together, position) => permits.ask(queue, token, { jobId: job.id!, sellerId }, together, position) : undefined);
     const counting = limiter.complete(ids, final, deps.uploadRetentionS).then((counts) => {
       if (!counts.counted) return;
       deps.onEvent?.(result.outcome, sellerId);
@@ -594,7 +447,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   };
   return Object.assign(tracked, {
     fetching: (queue: QueueKeys, token: string) => {
-      if (limiter.permitNext) writeTogether(deps.redis, (together, position) => askAhead(queue, token, undefined, together, position));
+      if (limiter.permitNext) writeTogether(deps.redis, (together, position) => permits.ask(queue, token, undefined, together, position));
     },
     settled: async () => {
       // a row finishing adds its count: wait until neither is left
