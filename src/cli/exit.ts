@@ -1,7 +1,7 @@
 /** Exit codes (cli.md) and the one-sentence error path. Only src/cli/ exits the process. */
 import { ConfigError } from '../config-error.js';
 import { UploadRejected } from '../excel/errors.js';
-import { stripControls } from '../excel/parse-products.js';
+import { stripControls } from '../excel/cell-rules.js';
 import { maskUrl } from '../mask-url.js';
 import { NotReplicated, RedisMisconfigured, RedisUnavailable, refusedCredentials, refusedCredentialsSentence } from '../redis-errors.js';
 import { ConsoleRefused } from '../console/errors.js';

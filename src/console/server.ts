@@ -14,7 +14,7 @@ import { streamSSE } from 'hono/streaming';
 import { ConfigError, type Config } from '../config.js';
 import { UploadRejected } from '../excel/errors.js';
 import { parseSheetBytes } from '../excel/load-sheet.js';
-import { stripControls } from '../excel/parse-products.js';
+import { stripControls } from '../excel/cell-rules.js';
 import { MAX_FILE_BYTES, tooLarge } from '../excel/sniff-file.js';
 import { SELLER_ID } from '../keys.js';
 import type { Logger } from '../logger.js';

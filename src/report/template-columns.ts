@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../config.js';
 import { FIELDS, fieldForHeader, isReportColumn } from '../excel/fields.js';
-import { stripControls } from '../excel/parse-products.js';
+import { stripControls } from '../excel/cell-rules.js';
 import { MAX_COLUMNS } from '../excel/read-workbook.js';
 
 export interface TemplateColumn {

@@ -9,7 +9,8 @@
 import ExcelJS from 'exceljs';
 import type { Config } from '../config.js';
 import { FIELDS, REASON_HEADER, WHOLE_LIMITS, type Field } from '../excel/fields.js';
-import { ERROR_VALUES, type RawValue, type RowError, type SheetColumn } from '../excel/parse-products.js';
+import { ERROR_VALUES, type RawValue } from '../excel/cell-rules.js';
+import type { RowError, SheetColumn } from '../excel/parse-products.js';
 import { namespaceOf, uploadIndexKey } from '../keys.js';
 import type { RedisClient } from '../redis.js';
 import { uploadKeysOf } from '../seller-home.js';

@@ -22,7 +22,7 @@ import { QUEUE_NAME } from '../keys.js';
 import { parseApiDown, type ApiDown } from './outage.js';
 import { API_DOWN, CANCEL, MARKETPLACE_RULES, PAUSE, steerKey } from './steer-key.js';
 import { RULES_ANNOUNCED } from '../rate-limit/seller-limits.js';
-import { stripControls } from '../excel/parse-products.js';
+import { stripControls } from '../excel/cell-rules.js';
 
 export const PAUSE_POLL_MS = 100;
 /** How long a held row stays delayed when no resume promotes it (ms): it then looks again. */
