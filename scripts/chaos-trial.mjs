@@ -176,9 +176,14 @@ async function trial(seed) {
         }
       } else if (r < 0.92) {
         const signal = pick(['SIGTERM', 'SIGKILL']);
-        const stopped = new Promise((resolve) => pool.once('exit', resolve));
-        pool.kill(signal);
-        await stopped;
+        // a pool that exited by itself is a problem (and would never say 'exit' again)
+        if (pool.exitCode !== null || pool.signalCode !== null) {
+          problems.push(`the pool exited by itself (${pool.exitCode ?? pool.signalCode}): ${poolOutput.slice(-500)}`);
+        } else {
+          const stopped = new Promise((resolve) => pool.once('exit', resolve));
+          pool.kill(signal);
+          await stopped;
+        }
         // a killed supervisor's processes notice within seconds and exit
         if (signal === 'SIGKILL') await sleep(3000);
         startPool();
@@ -228,6 +233,10 @@ async function trial(seed) {
       await sleep(100 + random() * 1200);
     }
 
+    if (pool.exitCode !== null || pool.signalCode !== null) {
+      problems.push(`the pool exited by itself (${pool.exitCode ?? pool.signalCode}): ${poolOutput.slice(-500)}`);
+      startPool();
+    }
     if (MARKETPLACE) writeCredentials();
     for (const seller of sellers) await cli(['limits', 'reset', seller]);
     changes.push({ seller: '*', at: Date.now() });
