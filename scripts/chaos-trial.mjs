@@ -120,6 +120,12 @@ async function trial(seed) {
     pool.stdout.on('data', (d) => (poolOutput += d));
     pool.stderr.on('data', (d) => (poolOutput += d));
   };
+  // a pool that exited by itself is a problem (and would never say 'exit' again): true when it did
+  const poolExitedAlone = () => {
+    if (pool.exitCode === null && pool.signalCode === null) return false;
+    problems.push(`the pool exited by itself (${pool.exitCode ?? pool.signalCode}): ${poolOutput.slice(-500)}`);
+    return true;
+  };
   const sheets = [];
   for (const seller of sellers) {
     for (const part of [1, 2]) {
@@ -176,10 +182,7 @@ async function trial(seed) {
         }
       } else if (r < 0.92) {
         const signal = pick(['SIGTERM', 'SIGKILL']);
-        // a pool that exited by itself is a problem (and would never say 'exit' again)
-        if (pool.exitCode !== null || pool.signalCode !== null) {
-          problems.push(`the pool exited by itself (${pool.exitCode ?? pool.signalCode}): ${poolOutput.slice(-500)}`);
-        } else {
+        if (!poolExitedAlone()) {
           const stopped = new Promise((resolve) => pool.once('exit', resolve));
           pool.kill(signal);
           await stopped;
@@ -233,10 +236,7 @@ async function trial(seed) {
       await sleep(100 + random() * 1200);
     }
 
-    if (pool.exitCode !== null || pool.signalCode !== null) {
-      problems.push(`the pool exited by itself (${pool.exitCode ?? pool.signalCode}): ${poolOutput.slice(-500)}`);
-      startPool();
-    }
+    if (poolExitedAlone()) startPool();
     if (MARKETPLACE) writeCredentials();
     for (const seller of sellers) await cli(['limits', 'reset', seller]);
     changes.push({ seller: '*', at: Date.now() });

@@ -184,7 +184,7 @@ function fillFromLinks(rows: SheetRow[], links: Hyperlink[]): void {
         if (--visits < 0) return;
         const shown = cells[col];
         if (!isEmptyCell(shown)) {
-          if (shown!.kind === 'text' && shown!.link === undefined) cells[col] = { ...shown!, link: link.target };
+          if (shown?.kind === 'text' && shown.link === undefined) cells[col] = { ...shown, link: link.target };
           continue;
         }
         for (let i = cells.length; i < col; i++) cells[i] = EMPTY;
