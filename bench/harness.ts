@@ -27,7 +27,8 @@ import { readsPauses, type LimiterKind } from './alt-limiters.js';
 import type { ProducerPlan, ProducerTimes } from './producer-child.js';
 
 export type PoolKind = LimiterKind | 'by-seller';
-export type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob>; pids: () => number[] };
+/** A pool's handle in a scenario; `inFlight`: the jobs its processes allow at once now (the sum of their concurrency, as each last reported it; 0 for a plain pool). */
+export type Ctx = { config: Config; redis: RedisClient; queue: Queue<RegistrationJob>; pids: () => number[]; inFlight: () => number };
 
 export const RULE = { limit: 50, windowMs: 2000, guardMs: 100 };
 export const PROCESSES = 16;
@@ -316,8 +317,6 @@ export function schedStats(pids: number[]): { userMs: number; sysMs: number; vol
 
 export class Bench {
   readonly events = new Map<string, number>();
-  /** Each worker slot's latest jobs-at-once, as it reports with its events. */
-  readonly concurrency = new Map<number, number>();
   rssMb = 0;
   workerPids: number[] = [];
   /** The redis-server processes (every master of a cluster). */
@@ -330,11 +329,6 @@ export class Bench {
     /** Environment of every pool of this Bench (e.g. WORKER_CONCURRENCY). */
     readonly poolEnv: Record<string, string> = {},
   ) {}
-
-  /** Jobs in flight the pool allows now: the sum of its processes' concurrency. */
-  poolConcurrency(): number {
-    return [...this.concurrency.values()].reduce((a, b) => a + b, 0);
-  }
 
   count(event: string, seller: string): number {
     return this.events.get(`${event}\t${seller}`) ?? 0;
@@ -373,8 +367,10 @@ export class Bench {
     const readyP = new Promise<void>((r) => { allReady = r; });
     const redis = createRedis(config, 'worker');
     await redis.connect();
-    // each pool reports its own jobs in flight (a plain pool none)
-    this.concurrency.clear();
+    // each pool reports its own jobs in flight (a plain pool none), slot by slot; pools can be
+    // open side by side (capacity-sequence.ts interleaves the runs of three)
+    const concurrency = new Map<number, number>();
+    const outerPids = this.workerPids;
     // V8's own defaults (0) in place of the pool's small young generation and slow heap growth
     const heapDefaults = opts.plain ? ['--max-semi-space-size=0', '--heap-growing-percent=0'] : [];
     const pool = new WorkerPool({
@@ -387,7 +383,7 @@ export class Bench {
       log: createLogger({ level: 'warn', pretty: false, name: 'bench-pool' }),
       onMessage: (slot, m) => {
         if (m.type === 'ready' && ++ready === processes) allReady();
-        if (m.type === 'events' && m.concurrency !== undefined) this.concurrency.set(slot, m.concurrency);
+        if (m.type === 'events' && m.concurrency !== undefined) concurrency.set(slot, m.concurrency);
         if (m.type === 'events') for (const [event, seller, n] of m.counts) this.events.set(`${event}\t${seller}`, (this.events.get(`${event}\t${seller}`) ?? 0) + n);
       },
     });
@@ -398,8 +394,10 @@ export class Bench {
       await Promise.race([readyP, sleep(60_000)]);
       this.workerPids = pool.pids;
       this.redisPids = await Promise.all(redisNodes(redis).map(async (n) => Number(/process_id:(\d+)/.exec(await n.info('server'))?.[1] ?? 0)));
-      return await fn({ config, redis, queue, pids: () => pool.pids });
+      const inFlight = () => [...concurrency.values()].reduce((a, b) => a + b, 0);
+      return await fn({ config, redis, queue, pids: () => pool.pids, inFlight });
     } finally {
+      this.workerPids = outerPids;
       this.rssMb = Math.max(this.rssMb, peakRssMb(pool.pids));
       await queue.close();
       connection.disconnect();

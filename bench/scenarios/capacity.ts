@@ -136,7 +136,7 @@ export async function capacityRun(
   // and their memory, every second
   const memory = new MemorySampler(() => ctx.pids());
   while (registered() < total && Date.now() < deadline) {
-    series.push(bench.poolConcurrency());
+    series.push(ctx.inFlight());
     if (series.length % 10 === 1) memory.sample();
     await sleep(100);
   }
