@@ -84,6 +84,8 @@ export interface ScenarioResult {
   // capacity only
   /** Jobs in flight over the pool (processes x WORKER_CONCURRENCY). */
   concurrency?: number;
+  /** Its mean over the run, sampled every 100 ms: how far a pool that sizes itself stayed below its most. */
+  meanConcurrency?: number;
   /** False when the run was stopped at its time limit; its figures cover what was registered. */
   complete?: boolean;
   /** The time limit (s) a run that was stopped had. */

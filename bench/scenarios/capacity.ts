@@ -218,7 +218,7 @@ export async function capacityRun(
     result: scenario({
       name: 'capacity', limiter: opts.limiter as ScenarioResult['limiter'], rows: total, sellers: count + 1,
       ...(opts.library ? { library: opts.library } : {}),
-      concurrency, complete, ...(complete ? {} : { timeLimitS: Math.round((deadline - started) / 1000) }),
+      concurrency, meanConcurrency: round(series.reduce((a, b) => a + b, 0) / Math.max(1, series.length), 0), complete, ...(complete ? {} : { timeLimitS: Math.round((deadline - started) / 1000) }),
       registered: figures.reduce((n, f) => n + (f?.registered ?? 0), 0),
       tooMany: figures.reduce((n, f) => n + (f?.tooMany ?? 0), 0),
       maxInWindow: Math.max(0, ...figures.map((f) => f?.maxArrivalsInWindow ?? 0)),
