@@ -15,7 +15,7 @@ import ExcelJS from 'exceljs';
 import { MAX_PRODUCT_ROWS, TEMPLATE_EXAMPLE } from '../../src/excel/fields.js';
 import { ENGLISH_HEADERS, KOREAN_HEADERS, buildProductSheet, buildSheet, productRows, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { errorReason, warningReason } from '../../src/console/assets/row-reasons.js';
-import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, REDIS_DOWN, lateUpload, lineFull, unknownUpload } from '../../src/console/server.js';
+import { INTERNAL_ERROR, LINKS_OFF, LINK_EXPIRED, LINK_INVALID, OTHERS_UPLOAD, REDIS_DOWN, lateUpload, lineFull, unknownUpload } from '../../src/console/api-error.js';
 import { notReplicated } from '../../src/upload/replicated.js';
 import { extraColumnsWarning } from '../../src/excel/parse-products.js';
 import { writeZip } from '../helpers/zip-writer.js';
@@ -87,7 +87,7 @@ describe('refusals and warnings in Korean', () => {
       // a part whose bytes do not match the CRC-32 its directory declares
       await refusal(writeZip([{ name: 'xl/workbook.xml', deflated: { bytes: deflateRawSync(Buffer.from('<workbook/>')), size: 11, crc: 1 } }]), 'products.xlsx'),
       tooLarge(12 * 1024 * 1024).message,
-      // the console's own size limit (src/console/server.ts)
+      // the console's own size limit (src/console/upload-route.ts)
       'the upload is larger than 10 MiB (10485760 bytes): a sheet of 500 products is far smaller; remove images or split the file.',
     ];
     expectKorean(messages, errorReason);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsole, type RunningConsole } from '../../src/cli/console.js';
-import { lineFull } from '../../src/console/server.js';
+import { lineFull } from '../../src/console/api-error.js';
 import { loadConfig } from '../../src/config.js';
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { createLogger } from '../../src/logger.js';
