@@ -7,7 +7,7 @@
  * - `{ns}:held:{sellerId}` set  `{queue prefix}\t{jobId}` of the seller's rows moved
  *   aside while paused (delayed, no attempt used); `{ns}:held` set: sellers with such rows.
  *
- * Each worker process reads the hash every PAUSE_POLL_MS (PauseWatch: one HGETALL,
+ * Each worker process reads the hash every PAUSE_POLL_MS (pause-watch.ts: one HGETALL,
  * which also brings the cancelled uploads and the API's outage) and checks
  * it before asking for a permit and again right before a call leaves: once
  * `pause` returns, no new call for the seller leaves after PAUSE_POLL_MS plus a
@@ -19,9 +19,7 @@ import type { RedisClient } from '../redis.js';
 import type { QueueSet } from '../queue.js';
 import { promoteIfDelayed, queuedRow } from '../queued-row.js';
 import { QUEUE_NAME } from '../keys.js';
-import { parseApiDown, type ApiDown } from './outage.js';
-import { API_DOWN, CANCEL, MARKETPLACE_RULES, PAUSE, steerKey } from './steer-key.js';
-import { RULES_ANNOUNCED } from '../rate-limit/seller-limits.js';
+import { PAUSE, steerKey } from './steer-key.js';
 import { stripControls } from '../excel/cell-rules.js';
 
 export const PAUSE_POLL_MS = 100;
@@ -89,7 +87,7 @@ function parsePause(json: string | null | undefined): Pause | undefined {
 }
 
 /** The pauses among the steering hash's fields. */
-function pausesIn(all: Record<string, string>): Map<string, Pause> {
+export function pausesIn(all: Record<string, string>): Map<string, Pause> {
   const out = new Map<string, Pause>();
   for (const [k, v] of Object.entries(all)) {
     if (!k.startsWith(PAUSE)) continue;
@@ -225,122 +223,4 @@ async function releaseOnce(redis: RedisClient, ns: string, sellers: string[] | u
     else await redis.srem(heldIndexKey(ns), sellerId);
   }
   return released;
-}
-
-/** A worker process's view of the pauses, read every PAUSE_POLL_MS; the last one read while Redis is away. */
-export class PauseWatch {
-  private pauses = new Map<string, Pause>();
-  /** Uploads cancelled (steering/cancel.ts), read with the pauses. */
-  private cancels = new Set<string>();
-  /** The API outage in force (steering/outage.ts), read with the pauses. */
-  private down: ApiDown | undefined;
-  /** The marketplace announces sellers' rules (rate-limit/seller-limits.ts), read with the pauses: known here, and in the hash as last read. */
-  private announced = false;
-  private announcedInRedis = false;
-  private timer: NodeJS.Timeout | undefined;
-  private reading = false;
-  /** Counts the supervisor's messages taken in: this process's own read, if one arrived meanwhile, is older. */
-  private relayed = 0;
-  private readonly listeners: Array<(pauses: ReadonlyMap<string, Pause>) => void> = [];
-  private readonly upListeners: Array<() => void> = [];
-
-  /**
-   * @param readEveryMs how often the process reads the hash itself: PAUSE_POLL_MS, or
-   * RELAYED_READ_MS when its supervisor sends it each change (steering/steer-relay.ts, apply)
-   */
-  constructor(private readonly redis: RedisClient, private readonly ns: string, private readonly readEveryMs = PAUSE_POLL_MS) {}
-
-  async start(): Promise<void> {
-    await this.refresh().catch(() => undefined);
-    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.readEveryMs);
-    this.timer.unref();
-  }
-
-  async refresh(): Promise<void> {
-    if (this.reading) return;
-    this.reading = true;
-    try {
-      const relayedBefore = this.relayed;
-      const all = await this.redis.hgetall(steerKey(this.ns));
-      // The supervisor's read that came in meanwhile is at least as new: this one, issued
-      // before it arrived, may be from before a pause (answered late behind this process's
-      // busy connection), and would undo the pause until the next read here, RELAYED_READ_MS
-      // later, while rows went. Its messages come in the order of its reads, which never overlap.
-      if (this.relayed !== relayedBefore) return;
-      this.apply(all);
-    } finally {
-      this.reading = false;
-    }
-  }
-
-  /** Takes in the steering hash as the supervisor sent it (steering/steer-relay.ts). */
-  applyRelayed(all: Record<string, string>): void {
-    this.relayed++;
-    this.apply(all);
-  }
-
-  /** Takes in the steering hash, read here or sent by the supervisor. */
-  apply(all: Record<string, string>): void {
-    this.pauses = pausesIn(all);
-    this.cancels = new Set(Object.keys(all).filter((k) => k.startsWith(CANCEL)).map((k) => k.slice(CANCEL.length)));
-    const wasDown = this.down !== undefined;
-    this.down = parseApiDown(all[API_DOWN]);
-    this.announcedInRedis = all[MARKETPLACE_RULES] === RULES_ANNOUNCED;
-    this.announced ||= this.announcedInRedis;
-    if (wasDown && !this.down) for (const l of this.upListeners) l();
-    this.recheck();
-  }
-
-  /** Runs the onRead listeners on the pauses in force (e.g. after the credentials file changed). */
-  recheck(): void {
-    for (const l of this.listeners) l(this.pauses);
-  }
-
-  /** Called after each read (e.g. to lift credentials pauses whose credentials changed). */
-  onRead(listener: (pauses: ReadonlyMap<string, Pause>) => void): void {
-    this.listeners.push(listener);
-  }
-
-  of(sellerId: string): Pause | undefined {
-    return this.pauses.size === 0 ? undefined : pauseOf(this.pauses, sellerId);
-  }
-
-  /** The outage in force, if any. */
-  apiDown(): ApiDown | undefined {
-    return this.down;
-  }
-
-  /** This process opened or closed the breaker: known here before the next read. */
-  noteApi(down: ApiDown | undefined): void {
-    this.down = down;
-  }
-
-  /** Whether an answer has shown that the marketplace announces sellers' rules. */
-  rulesAnnounced(): boolean {
-    return this.announced;
-  }
-
-  /** This process saw a rule in an answer: known here before the next read. Returns whether the hash lacked it at the last read. */
-  noteRulesAnnounced(): boolean {
-    this.announced = true;
-    return !this.announcedInRedis;
-  }
-
-  /** Called when a read finds the breaker closed after it was open. */
-  onApiUp(listener: () => void): void {
-    this.upListeners.push(listener);
-  }
-
-  cancelled(uploadId: string): boolean {
-    return this.cancels.size > 0 && this.cancels.has(uploadId);
-  }
-
-  /** Sets a pause here at once, before the next read (the process that paused knows first). */
-  note(sellerId: string, pause: Pause): void {
-    this.pauses = new Map(this.pauses).set(sellerId, pause);
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-  }
 }

@@ -2,7 +2,7 @@
  * Everything that steers the pool, in one hash read with one HGETALL every
  * PAUSE_POLL_MS: by the pool's supervisor, which sends each change to its
  * processes (steering/steer-relay.ts), or by a process on its own
- * (steering/pauses.ts PauseWatch):
+ * (steering/pause-watch.ts):
  *
  *   `{ns}:steer`  hash
  *     pause:<sellerId>  JSON Pause   a seller's pause (`pause:*`: every seller)

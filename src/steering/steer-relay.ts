@@ -11,7 +11,7 @@
  * A process started by the supervisor reads the hash itself once when it starts
  * and then every RELAYED_READ_MS (a message lost, e.g. while it was starting);
  * one started on its own (tests, the bench's bare pools) reads every
- * PAUSE_POLL_MS as before (PauseWatch in steering/pauses.ts).
+ * PAUSE_POLL_MS as before (PauseWatch in steering/pause-watch.ts).
  */
 import type { RedisClient } from '../redis.js';
 import { PAUSE_POLL_MS } from './pauses.js';

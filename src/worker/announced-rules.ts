@@ -9,7 +9,7 @@ import type { RedisClient } from '../redis.js';
 import type { LimiterSettings } from '../rate-limit/limiter.js';
 import type { AnnouncedRule } from '../registration/adapter.js';
 import { announceRule, noteRulesAnnounced } from '../rate-limit/seller-limits.js';
-import type { PauseWatch } from '../steering/pauses.js';
+import type { PauseWatch } from '../steering/pause-watch.js';
 import type { QueueSet } from '../queue.js';
 import { bringDeferredForward, ruleRaised } from '../upload/deferral.js';
 

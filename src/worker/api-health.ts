@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
-import type { PauseWatch } from '../steering/pauses.js';
+import type { PauseWatch } from '../steering/pause-watch.js';
 import {
   FailureStreak, TRIP_AFTER, clearApiFailing, failingVerdict, markApiAnswered, markApiDown, markApiFailing, markApiUp, takeProbe,
   type FailingVerdict,

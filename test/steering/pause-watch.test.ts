@@ -4,7 +4,7 @@
  * answered late must not undo a pause the supervisor's newer read brought.
  */
 import { describe, expect, it } from 'vitest';
-import { PauseWatch } from '../../src/steering/pauses.js';
+import { PauseWatch } from '../../src/steering/pause-watch.js';
 import type { RedisClient } from '../../src/redis.js';
 
 const paused = { 'pause:S1': JSON.stringify({ reason: 'stock count', by: 'operator', since: 1 }) };
