@@ -9,7 +9,8 @@
 import { Cluster, Redis } from 'ioredis';
 import { startCluster } from '../src/dev/redis-cluster.js';
 import { keySlot } from '../src/queue-shards.js';
-import { defineCommands, type RedisClient } from '../src/redis.js';
+import { defineCommands } from '../src/lua-commands.js';
+import type { RedisClient } from '../src/redis.js';
 
 const CALLS = 20_000;
 const ROUNDS = Math.max(1, Number(process.env.CLUSTER_CLIENT_ROUNDS ?? 3) || 3);

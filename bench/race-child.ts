@@ -4,7 +4,7 @@
  * Prints one JSON line: { grants: number[] } — Redis-clock times (ms) of the permits it got.
  */
 import { Redis } from 'ioredis';
-import { defineCommands } from '../src/redis.js';
+import { defineCommands } from '../src/lua-commands.js';
 import { SellerLimiter } from '../src/rate-limit/limiter.js';
 
 const [port, mode, seller, limit, windowMs, guardMs, rounds, startAt, attempts] = process.argv.slice(2);

@@ -25,7 +25,7 @@ import { sellerKeys, uploadKeys } from '../src/keys.js';
 import { jobIdFor, jobNameFor } from '../src/queue-shards.js';
 import { ANSWER_SAMPLE_EVERY } from '../src/rate-limit/limiter.js';
 import { LUA_DIR } from '../src/paths.js';
-import { luaSourceIn } from '../src/redis.js';
+import { luaSourceIn } from '../src/lua-commands.js';
 import { median, runMain } from './harness.js';
 
 const SELLERS = 200;

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/dev/redis-server.js';
 import { MockMarketplace } from '../src/mock-api/marketplace.js';
-import { defineCommands } from '../src/redis.js';
+import { defineCommands } from '../src/lua-commands.js';
 import { loadAdapter } from '../src/registration/load-adapter.js';
 import { createRegistrationClient } from '../src/registration/client.js';
 import { CredentialStore } from '../src/registration/credentials.js';

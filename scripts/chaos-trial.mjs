@@ -37,7 +37,7 @@ import { ENGLISH_HEADERS, buildSheet, productRows, sampleProducts } from '../dis
 import { loadConfig } from '../dist/src/config.js';
 import { readStatus, statusJson } from '../dist/src/progress/status.js';
 import { readReportRows } from '../dist/src/report/upload-report.js';
-import { defineCommands } from '../dist/src/redis.js';
+import { defineCommands } from '../dist/src/lua-commands.js';
 import { startRedisServer } from '../dist/src/dev/redis-server.js';
 import { PACKAGE_ROOT } from '../dist/src/paths.js';
 import { listenLocal, verifyingReceiver } from '../dist/src/steering/webhook-receiver.js';

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { defineCommands, type RedisClient } from '../../src/redis.js';
+import { defineCommands } from '../../src/lua-commands.js';
+import type { RedisClient } from '../../src/redis.js';
 import { SellerLimiter, type LimiterSettings } from '../../src/rate-limit/limiter.js';
 import type { TestRedis } from './redis-server.js';
 

@@ -18,7 +18,8 @@ import { buildSheet, ENGLISH_HEADERS, productRows, sampleProducts } from '../../
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { loadConfig } from '../../src/config.js';
 import { readStatus, statusJson } from '../../src/progress/status.js';
-import { defineCommands, type RedisClient } from '../../src/redis.js';
+import { defineCommands } from '../../src/lua-commands.js';
+import type { RedisClient } from '../../src/redis.js';
 import { until } from '../helpers/until.js';
 
 const LIMIT = 20;

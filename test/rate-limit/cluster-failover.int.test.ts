@@ -5,7 +5,8 @@
  * each); the failover itself is in test/ha/cluster-failover-case.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineCommands, type RedisClient } from '../../src/redis.js';
+import { defineCommands } from '../../src/lua-commands.js';
+import type { RedisClient } from '../../src/redis.js';
 import { checkClusterGrants, masterRanges, recordedSlotSuspects, type SlotRange } from '../../src/rate-limit/cluster-failover.js';
 import { keySlot } from '../../src/queue-shards.js';
 import { sellerKeys } from '../../src/keys.js';

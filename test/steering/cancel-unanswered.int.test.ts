@@ -19,7 +19,7 @@ import { MockRegistrationApi, type MockApiOptions } from '../../src/mock-api/ser
 import { buildProductSheet, sampleProducts } from '../../src/fixtures/build-sheet.js';
 import { loadConfig } from '../../src/config.js';
 import { readReportRows } from '../../src/report/upload-report.js';
-import { defineCommands } from '../../src/redis.js';
+import { defineCommands } from '../../src/lua-commands.js';
 import { cancelAfterCallDetail, cancelDetail } from '../../src/steering/cancel.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'br-cancel-unanswered-'));

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hostname } from 'node:os';
-import { defineCommands } from '../../src/redis.js';
+import { defineCommands } from '../../src/lua-commands.js';
 import { announcePool, poolsKey, readPools, STALE_MS } from '../../src/worker/pool-presence.js';
 import { startRedis, type TestRedis } from '../helpers/redis-server.js';
 
