@@ -5,6 +5,8 @@
  * `bulk-register`): the seller, not the queue, must be the hash tag.
  */
 export const SELLER_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** An upload's id as uploadIdFor (upload/enqueue-upload.ts) makes it: 24 hex digits. */
+export const UPLOAD_ID = /^[0-9a-f]{24}$/;
 
 let collator: Intl.Collator | undefined;
 /**

@@ -12,6 +12,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import { ConfigError, type Config } from '../config.js';
+import { UPLOAD_ID } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { PACKAGE_ROOT } from '../paths.js';
 import type { QueueSet } from '../queue.js';
@@ -191,7 +192,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono {
     const uploadId = c.req.param('id');
     // one sentence for an upload that never existed, one that expired and another seller's
     const unknown = () => new ApiError(404, `no upload ${JSON.stringify(uploadId.slice(0, 80))} is known (it may have expired): check the id.`);
-    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw unknown();
+    if (!UPLOAD_ID.test(uploadId)) throw unknown();
     let found;
     try {
       found = await readReportRows(deps.redis, config, uploadId);

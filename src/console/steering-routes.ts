@@ -4,7 +4,7 @@
  * every seller. Each does what `cancel`, `pause` and `resume` do.
  */
 import type { Context, Hono } from 'hono';
-import { namespaceOf, SELLER_ID } from '../keys.js';
+import { namespaceOf, SELLER_ID, UPLOAD_ID } from '../keys.js';
 import { limiterFor, readStatus, sellerStatusJson, statusJson } from '../progress/status.js';
 import { cancelUpload, sellerOfUpload } from '../steering/cancel.js';
 import { ALL, pauseReason, pauseSeller, resumeSeller } from '../steering/pauses.js';
@@ -40,7 +40,7 @@ export function addSteeringRoutes(app: Hono, deps: RouteDeps): void {
     const scope = access.requireWrite(c, 'changes are');
     const uploadId = c.req.param('id');
     const unknown = () => new ApiError(404, unknownUpload(uploadId));
-    if (!/^[0-9a-f]{24}$/.test(uploadId)) throw unknown();
+    if (!UPLOAD_ID.test(uploadId)) throw unknown();
     const sellerId = await sellerOfUpload(redis, ns, uploadId);
     if (!sellerId) throw unknown();
     if (scope.kind === 'seller' && scope.sellerId !== sellerId) throw new ApiError(403, OTHERS_UPLOAD);
