@@ -212,6 +212,9 @@ export async function capacityRun(
     process.stdout.write(`    the bench's event loop (the mock API's): delay p50/p99/max ${ms(loopDelay!.percentile(50))}/${ms(loopDelay!.percentile(99))}/${ms(loopDelay!.max)} ms; stalls (ms into the run + ms) ${stalls.join(' ') || 'none'}\n`);
     process.stdout.write(`    run (ms since the epoch, for a profile's samples) ${opts.limiter} ${opts.tag} ${started}-${end}\n`);
     process.stdout.write(`    upload -> enqueued p50/p99 ${percentile(enq, 50)}/${percentile(enq, 99)} ms, -> first arrival at the API p50/p99 ${percentile(sent, 50)}/${percentile(sent, 99)} ms\n`);
+    const smallStats = api.sellerStats(small);
+    const since = (ts: number[] | undefined) => (ts ?? []).map((t) => t - uploadedAt[small]!).sort((a, b) => a - b).join(' ');
+    process.stdout.write(`    small seller, ms after its upload: enqueued ${enqueuedAt[small]! - uploadedAt[small]!}, arrivals ${since(smallStats?.times)}, answers ${since(smallStats?.answered)}\n`);
   }
   return {
     spans,

@@ -50,8 +50,11 @@ export async function clusterSequence(): Promise<ScenarioResult[]> {
       const sequence: Kind[] = ['bare-one-queue', 'bare-shards', ...Array.from({ length: CLUSTER_ROUNDS }, () => ['sliding-window', 'bare-one-queue', 'bare-shards'] as Kind[]).flat()];
       for (const [i, kind] of sequence.entries()) {
         const before = await callsPerNode(ctx.redis);
+        const started = Date.now();
         const run = await manySellers(bench, kind === 'sliding-window' ? 'sliding-window' : 'none', ctx, `c${i}-`, SELLERS, kind === 'bare-one-queue' ? one : shards);
         const after = await callsPerNode(ctx.redis);
+        // BENCH_DEBUG: the run's time, for a worker profile's samples (BENCH_WORKER_PROF)
+        if (process.env.BENCH_DEBUG) say(`    run (ms since the epoch) ${kind} ${started}-${Date.now()}`);
         const used = after.map((n, k) => n - before[k]!);
         const mean = used.reduce((a, b) => a + b, 0) / used.length;
         const spread = used.map((n) => round(n / mean, 2));
